@@ -1,0 +1,10 @@
+"""`python -m ghost_agent` runs the CLI."""
+
+from __future__ import annotations
+
+import sys
+
+from ghost_agent.cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())

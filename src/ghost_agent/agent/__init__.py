@@ -1,0 +1,1 @@
+"""The agent turn, split into stages with explicit inputs and outputs."""

@@ -1,0 +1,73 @@
+"""The stages of the turn that exist today: prepare the request, call the backend."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+from ghost_agent.agent.turn import Turn
+from ghost_agent.llm.base import LLMBackend, request_timings
+
+JSON = dict[str, Any]
+
+
+class PrepareStage:
+    """Normalize the client's body into what the backend receives.
+
+    The forwarded model name is the configured one when set; the client's otherwise. Streaming requests
+    always ask the backend for usage (the server counts tokens) and the usage chunk is withheld from
+    clients that did not ask for it.
+    """
+
+    name = "prepare"
+
+    def __init__(self, forward_model: str | None) -> None:
+        self.forward_model = forward_model
+
+    async def run(self, turn: Turn) -> None:
+        body = turn.body
+        if self.forward_model:
+            body["model"] = self.forward_model
+        if turn.stream:
+            opts = body.get("stream_options")
+            body["stream_options"] = {**(opts if isinstance(opts, dict) else {}), "include_usage": True}
+
+
+class BackendCallStage:
+    """Send the prepared body to the LLM backend; one call, no tools of our own (the fast path)."""
+
+    name = "backend"
+
+    def __init__(self, backend: LLMBackend) -> None:
+        self.backend = backend
+
+    async def run(self, turn: Turn) -> None:
+        request_timings.set(turn.timings)
+        if not turn.stream:
+            t0 = time.perf_counter()
+            turn.response = await self.backend.complete(turn.body)
+            turn.timings["ttft"] = (time.perf_counter() - t0) * 1000.0
+            usage = turn.response.get("usage")
+            turn.usage = usage if isinstance(usage, dict) else None
+            choices = turn.response.get("choices") or [{}]
+            turn.finish_reason = choices[0].get("finish_reason") if isinstance(choices[0], dict) else None
+            return
+        turn.chunks = self._observe(turn, self.backend.stream(turn.body))
+
+    @staticmethod
+    async def _observe(turn: Turn, chunks: AsyncIterator[JSON]) -> AsyncIterator[JSON]:
+        """Pass chunks through, noting time to first chunk, usage and finish reason on the way."""
+        t0 = time.perf_counter()
+        first = True
+        async for item in chunks:
+            if first:
+                turn.timings["ttft"] = (time.perf_counter() - t0) * 1000.0
+                first = False
+            usage = item.get("usage")
+            if isinstance(usage, dict):
+                turn.usage = usage
+            for choice in item.get("choices") or ():
+                if isinstance(choice, dict) and choice.get("finish_reason"):
+                    turn.finish_reason = choice["finish_reason"]
+            yield item

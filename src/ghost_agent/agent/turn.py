@@ -1,0 +1,37 @@
+"""The state one chat request carries through the stage pipeline."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+JSON = dict[str, Any]
+
+
+@dataclass
+class Turn:
+    """One request's journey: the client's body in, a completion (or a chunk stream) out.
+
+    Stages read and write these fields; nothing else is shared between them. `timings` holds milliseconds
+    per named phase (`queue`, `ttft`, `total`, one per stage) and is what the `request` log event reports.
+    """
+
+    body: JSON
+    stream: bool = False
+    include_usage: bool = False
+    request_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    trajectory_id: str | None = None
+    started: float = field(default_factory=time.perf_counter)
+    timings: dict[str, float] = field(default_factory=dict)
+    response: JSON | None = None
+    chunks: AsyncIterator[JSON] | None = None
+    usage: JSON | None = None
+    finish_reason: str | None = None
+    state: JSON = field(default_factory=dict)
+
+    def elapsed_ms(self) -> float:
+        """Milliseconds since the turn started."""
+        return (time.perf_counter() - self.started) * 1000.0

@@ -1,0 +1,74 @@
+"""GHOST_HOME layout (DESIGN §2), created on first start."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class GhostHome:
+    """Paths inside GHOST_HOME. `ensure()` creates the tree; it is idempotent and safe to call on each start."""
+
+    root: Path
+
+    @property
+    def system(self) -> Path:
+        return self.root / "system"
+
+    @property
+    def trajectories(self) -> Path:
+        return self.system / "trajectories"
+
+    @property
+    def corrections(self) -> Path:
+        return self.trajectories / "corrections.jsonl"
+
+    @property
+    def prm_checkpoint(self) -> Path:
+        return self.system / "prm" / "checkpoint.json"
+
+    @property
+    def router_checkpoint(self) -> Path:
+        return self.system / "router" / "checkpoint.json"
+
+    @property
+    def skills(self) -> Path:
+        return self.system / "skills"
+
+    @property
+    def selfhood(self) -> Path:
+        return self.system / "selfhood"
+
+    @property
+    def eval(self) -> Path:
+        return self.system / "eval"
+
+    @property
+    def logs(self) -> Path:
+        return self.system / "logs"
+
+    @property
+    def log_file(self) -> Path:
+        return self.logs / "ghost.jsonl"
+
+    @property
+    def workspace(self) -> Path:
+        return self.root / "workspace"
+
+    def ensure(self) -> GhostHome:
+        """Create every directory of the layout (0700 for the private store)."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.system.mkdir(mode=0o700, exist_ok=True)
+        for d in (
+            self.trajectories,
+            self.prm_checkpoint.parent,
+            self.router_checkpoint.parent,
+            self.skills,
+            self.selfhood,
+            self.eval,
+            self.logs,
+            self.workspace,
+        ):
+            d.mkdir(parents=True, exist_ok=True)
+        return self

@@ -1,0 +1,177 @@
+"""A deterministic backend scripted turn by turn, recording every request it receives.
+
+Tests and demos enqueue replies (text, tool calls, delays, errors, chunking) and assert on what was sent.
+When the script runs out the backend falls back to `default`: `"echo"` answers with the last user message,
+`"error"` fails with a 500 so a test notices an unexpected extra call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ghost_agent.llm import wire
+from ghost_agent.llm.base import BackendError, BackendHealth, LLMBackend
+
+JSON = dict[str, Any]
+
+
+@dataclass
+class ScriptedReply:
+    """One scripted model turn.
+
+    `error=(status, message)` fails the call with that status. `delay_s` elapses before the first byte,
+    `chunk_delay_s` between streamed chunks; content streams `chunk_size` characters at a time and each tool
+    call streams its arguments in pieces (as real servers do). `fail_after_chunks` breaks a stream midway.
+    """
+
+    content: str | None = None
+    tool_calls: list[JSON] | None = None
+    finish_reason: str | None = None
+    delay_s: float = 0.0
+    chunk_delay_s: float = 0.0
+    chunk_size: int = 8
+    error: tuple[int, str] | None = None
+    fail_after_chunks: int | None = None
+    usage: JSON | None = None
+
+    @classmethod
+    def from_dict(cls, data: JSON) -> ScriptedReply:
+        """Build from a JSON object (the fake server's `/_script` body); unknown keys are an error."""
+        known = set(cls.__dataclass_fields__)
+        unknown = set(data) - known
+        if unknown:
+            raise ValueError(f"unknown ScriptedReply fields: {sorted(unknown)}")
+        data = dict(data)
+        if data.get("error") is not None:
+            status, message = data["error"]
+            data["error"] = (int(status), str(message))
+        return cls(**data)
+
+
+def tool_call(name: str, arguments: str, id: str | None = None) -> JSON:
+    """An OpenAI `tool_calls` entry."""
+    return {"id": id or f"call_{name}", "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+@dataclass
+class ScriptedBackend(LLMBackend):
+    """An in-memory LLM whose replies are scripted; `requests` holds every body it was called with."""
+
+    replies: Iterable[ScriptedReply] = ()
+    default: str = "echo"
+    model: str = "scripted"
+    requests: list[JSON] = field(default_factory=list)
+    kind: str = "scripted"
+    # Streams abandoned by the consumer (client disconnect): tests assert cancellation reached us.
+    cancelled: int = 0
+
+    def __post_init__(self) -> None:
+        self._queue: deque[ScriptedReply] = deque(self.replies)
+
+    def enqueue(self, *replies: ScriptedReply) -> None:
+        """Append replies to the script."""
+        self._queue.extend(replies)
+
+    def reset(self) -> None:
+        """Drop the remaining script and the recorded requests."""
+        self._queue.clear()
+        self.requests.clear()
+
+    @property
+    def pending(self) -> int:
+        """Replies not yet consumed."""
+        return len(self._queue)
+
+    def _next(self, body: JSON) -> ScriptedReply:
+        self.requests.append(body)
+        if self._queue:
+            return self._queue.popleft()
+        if self.default == "echo":
+            return ScriptedReply(content=wire.last_user_text(body))
+        return ScriptedReply(error=(500, "scripted backend: script exhausted"))
+
+    def _usage(self, body: JSON, reply: ScriptedReply) -> JSON:
+        if reply.usage is not None:
+            return reply.usage
+        prompt = sum(wire.rough_token_count(str(m.get("content") or "")) for m in body.get("messages") or [])
+        return wire.usage(prompt, wire.rough_token_count(reply.content or ""))
+
+    @staticmethod
+    def _raise(reply: ScriptedReply) -> None:
+        if reply.error is not None:
+            status, message = reply.error
+            raise BackendError(message, status=status, type="scripted_error")
+
+    @staticmethod
+    def _finish(reply: ScriptedReply) -> str:
+        return reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop")
+
+    async def complete(self, body: JSON) -> JSON:
+        reply = self._next(body)
+        if reply.delay_s:
+            await asyncio.sleep(reply.delay_s)
+        self._raise(reply)
+        return wire.completion(
+            model=self.model,
+            content=reply.content,
+            tool_calls=reply.tool_calls,
+            finish_reason=self._finish(reply),
+            usage_obj=self._usage(body, reply),
+        )
+
+    async def stream(self, body: JSON) -> AsyncIterator[JSON]:
+        reply = self._next(body)
+        if reply.delay_s:
+            await asyncio.sleep(reply.delay_s)
+        self._raise(reply)
+        cid, created = wire.completion_id(), int(time.time())
+        pieces = list(self._deltas(reply))
+        try:
+            for n, delta in enumerate(pieces):
+                if reply.fail_after_chunks is not None and n >= reply.fail_after_chunks:
+                    raise BackendError("scripted backend: stream broken on purpose", status=502)
+                if n and reply.chunk_delay_s:
+                    await asyncio.sleep(reply.chunk_delay_s)
+                yield wire.chunk(id=cid, model=self.model, created=created, delta=delta)
+        except (asyncio.CancelledError, GeneratorExit):
+            self.cancelled += 1
+            raise
+        yield wire.chunk(id=cid, model=self.model, created=created, finish_reason=self._finish(reply))
+        if wire.wants_usage(body):
+            yield wire.chunk(
+                id=cid, model=self.model, created=created, usage_obj=self._usage(body, reply), with_choice=False
+            )
+
+    @staticmethod
+    def _deltas(reply: ScriptedReply) -> Iterable[JSON]:
+        size = max(1, reply.chunk_size)
+        yield {"role": "assistant", "content": ""}
+        text = reply.content or ""
+        for start in range(0, len(text), size):
+            yield {"content": text[start : start + size]}
+        for index, call in enumerate(reply.tool_calls or []):
+            fn = call.get("function", {})
+            args = str(fn.get("arguments", ""))
+            yield {
+                "tool_calls": [
+                    {
+                        "index": index,
+                        "id": call.get("id"),
+                        "type": "function",
+                        "function": {"name": fn.get("name"), "arguments": ""},
+                    }
+                ]
+            }
+            for start in range(0, len(args), size):
+                yield {"tool_calls": [{"index": index, "function": {"arguments": args[start : start + size]}}]}
+
+    async def health(self) -> BackendHealth:
+        return BackendHealth(kind=self.kind, reachable=True, model_loaded=True, detail="scripted")
+
+    async def list_models(self) -> list[str]:
+        return [self.model]

@@ -1,0 +1,98 @@
+"""Builders for OpenAI chat-completions wire objects, shared by every backend and the server."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+JSON = dict[str, Any]
+
+
+def completion_id() -> str:
+    """A fresh `chatcmpl-…` id."""
+    return "chatcmpl-" + uuid.uuid4().hex[:24]
+
+
+def usage(prompt_tokens: int, completion_tokens: int) -> JSON:
+    """An OpenAI `usage` object."""
+    return {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+    }
+
+
+def completion(
+    *,
+    model: str,
+    content: str | None,
+    tool_calls: list[JSON] | None = None,
+    finish_reason: str = "stop",
+    usage_obj: JSON | None = None,
+    id: str | None = None,
+) -> JSON:
+    """A non-streaming `chat.completion` object with one choice."""
+    message: JSON = {"role": "assistant", "content": content}
+    if tool_calls:
+        message["tool_calls"] = tool_calls
+    return {
+        "id": id or completion_id(),
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish_reason}],
+        "usage": usage_obj or usage(0, 0),
+    }
+
+
+def chunk(
+    *,
+    id: str,
+    model: str,
+    created: int,
+    delta: JSON | None = None,
+    finish_reason: str | None = None,
+    usage_obj: JSON | None = None,
+    with_choice: bool = True,
+) -> JSON:
+    """A `chat.completion.chunk`; `with_choice=False` makes the final usage-only chunk (`choices: []`)."""
+    out: JSON = {
+        "id": id,
+        "object": "chat.completion.chunk",
+        "created": created,
+        "model": model,
+        "choices": (
+            [{"index": 0, "delta": delta or {}, "logprobs": None, "finish_reason": finish_reason}]
+            if with_choice
+            else []
+        ),
+    }
+    if usage_obj is not None:
+        out["usage"] = usage_obj
+    return out
+
+
+def wants_usage(body: JSON) -> bool:
+    """True when a streaming request asked for the final usage chunk."""
+    opts = body.get("stream_options")
+    return isinstance(opts, dict) and bool(opts.get("include_usage"))
+
+
+def last_user_text(body: JSON) -> str:
+    """The text of the last user message (content parts joined), or ''."""
+    for message in reversed(body.get("messages") or []):
+        if isinstance(message, dict) and message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, str):
+                return content
+            if isinstance(content, list):
+                return " ".join(
+                    str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text"
+                )
+    return ""
+
+
+def rough_token_count(text: str) -> int:
+    """A cheap token estimate (~4 chars/token) for backends that cannot count."""
+    return max(1, (len(text) + 3) // 4) if text else 0

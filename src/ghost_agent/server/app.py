@@ -1,0 +1,114 @@
+"""`build_app(settings)`: the app factory. No module-level app or service globals.
+
+The lifespan owns every service's lifetime: it lays out GHOST_HOME, starts logging, starts the backend
+(the embedded model loads in the background while `/health` says `starting`), and on shutdown gives
+background tasks a grace period, cancels the rest, closes the backend and flushes the log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from ghost_agent import __version__
+from ghost_agent.agent.pipeline import TurnPipeline
+from ghost_agent.agent.stages import BackendCallStage, PrepareStage
+from ghost_agent.home import GhostHome
+from ghost_agent.llm.base import LLMBackend
+from ghost_agent.logging import configure_logging, get_logger
+from ghost_agent.server.chat.route import router as chat_router
+from ghost_agent.server.errors import install_error_handlers
+from ghost_agent.server.metrics import Metrics
+from ghost_agent.server.middleware import GhostMiddleware
+from ghost_agent.server.openapi import install_openapi
+from ghost_agent.server.routes import router as misc_router
+from ghost_agent.server.state import AppContext
+from ghost_agent.settings import Settings
+
+log = get_logger("server")
+
+
+def served_model_name(settings: Settings, backend: LLMBackend) -> str:
+    """The name `/v1/models` advertises: configured, else the local model, else the backend's own."""
+    if settings.model:
+        return settings.model
+    if backend.kind == "embedded":
+        return settings.local_model
+    return str(getattr(backend, "model", None) or "ghost-agent")
+
+
+def build_pipeline(settings: Settings, backend: LLMBackend) -> TurnPipeline:
+    """The turn's stages. Later capabilities insert theirs here."""
+    return TurnPipeline([PrepareStage(settings.model), BackendCallStage(backend)])
+
+
+async def _start_backend(ctx: AppContext) -> None:
+    try:
+        await ctx.backend.start()
+    except Exception as exc:  # noqa: BLE001 - reported on /health and every request, never fatal
+        ctx.backend_error = str(exc) or repr(exc)
+        log.error("backend_failed", kind=ctx.backend.kind, error=ctx.backend_error)
+        return
+    ctx.backend_ready.set()
+    log.info("backend_ready", kind=ctx.backend.kind, model=ctx.served_model)
+
+
+def build_app(
+    settings: Settings,
+    backend: LLMBackend | None = None,
+    *,
+    configure_logs: bool = True,
+) -> FastAPI:
+    """Create the daemon's ASGI app. `backend` overrides the one the settings select (tests, demos)."""
+    if backend is None:
+        from ghost_agent.llm.factory import make_backend
+
+        backend = make_backend(settings)
+    home = GhostHome(settings.home)
+    ctx = AppContext(
+        settings=settings,
+        home=home,
+        backend=backend,
+        pipeline=build_pipeline(settings, backend),
+        metrics=Metrics(),
+        served_model=served_model_name(settings, backend),
+    )
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        home.ensure()
+        sink = None
+        if configure_logs:
+            sink = configure_logging(home.log_file, level=settings.log_level, console_format=settings.log_format)
+        log.info("startup", version=__version__, backend=backend.kind, settings=settings.public_dict())
+        # The asyncio.Event must belong to the serving loop, not the one (if any) that built the app.
+        ctx.backend_ready = asyncio.Event()
+        start = ctx.spawn(_start_backend(ctx), "backend-start")
+        if not getattr(backend, "slow_start", False):
+            await start
+        try:
+            yield
+        finally:
+            log.info("shutdown_begin", background_tasks=len(ctx.tasks))
+            await ctx.stop_tasks(settings.shutdown_grace_s)
+            await backend.aclose()
+            log.info("shutdown_complete")
+            if sink is not None:
+                sink.close()
+
+    app = FastAPI(
+        title="Ghost Agent",
+        version=__version__,
+        description="A local, privacy-first, self-improving LLM agent daemon speaking the OpenAI chat API.",
+        lifespan=lifespan,
+    )
+    app.state.ctx = ctx
+    install_error_handlers(app)
+    app.include_router(chat_router)
+    app.include_router(misc_router)
+    app.add_middleware(GhostMiddleware, ctx=ctx)
+    install_openapi(app, auth=bool(settings.api_key))
+    return app

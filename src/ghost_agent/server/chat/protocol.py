@@ -1,0 +1,188 @@
+"""Pydantic models of the OpenAI chat-completions wire format (requests validated, responses documented).
+
+Requests accept unknown fields (`extra="allow"`): backend-specific parameters (llama.cpp's `top_k`,
+vLLM's `guided_json`, ...) pass through to the upstream untouched.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Role = Literal["system", "developer", "user", "assistant", "tool", "function"]
+
+
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class TextPart(_Open):
+    type: Literal["text"]
+    text: str
+
+
+class ImageUrl(_Open):
+    url: str
+    detail: str | None = None
+
+
+class ImagePart(_Open):
+    type: Literal["image_url"]
+    image_url: ImageUrl
+
+
+ContentPart = Annotated[TextPart | ImagePart, Field(discriminator="type")]
+
+
+class FunctionCall(_Open):
+    name: str
+    arguments: str
+
+
+class ToolCall(_Open):
+    id: str
+    type: Literal["function"] = "function"
+    function: FunctionCall
+
+
+class ChatMessage(_Open):
+    """One message of the conversation."""
+
+    role: Role
+    content: str | list[ContentPart] | None = None
+    name: str | None = None
+    tool_calls: list[ToolCall] | None = None
+    tool_call_id: str | None = None
+
+
+class FunctionDef(_Open):
+    name: str = Field(min_length=1, max_length=64)
+    description: str | None = None
+    parameters: dict[str, Any] | None = None
+    strict: bool | None = None
+
+
+class Tool(_Open):
+    """A tool the client offers the model; its calls come back to the client unchanged."""
+
+    type: Literal["function"]
+    function: FunctionDef
+
+
+class StreamOptions(_Open):
+    include_usage: bool | None = None
+
+
+class ChatCompletionRequest(_Open):
+    """`POST /v1/chat/completions` body."""
+
+    messages: list[ChatMessage] = Field(min_length=1)
+    model: str | None = Field(default=None, description="Ignored when the daemon is configured with --model.")
+    stream: bool | None = False
+    stream_options: StreamOptions | None = None
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    top_p: float | None = Field(default=None, ge=0, le=1)
+    n: int | None = Field(default=None, ge=1, le=16)
+    max_tokens: int | None = Field(default=None, ge=1)
+    max_completion_tokens: int | None = Field(default=None, ge=1)
+    stop: str | list[str] | None = None
+    presence_penalty: float | None = Field(default=None, ge=-2, le=2)
+    frequency_penalty: float | None = Field(default=None, ge=-2, le=2)
+    seed: int | None = None
+    tools: list[Tool] | None = None
+    tool_choice: str | dict[str, Any] | None = None
+    parallel_tool_calls: bool | None = None
+    response_format: dict[str, Any] | None = None
+    user: str | None = None
+
+
+class Usage(BaseModel):
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+
+
+class AssistantMessage(_Open):
+    role: Literal["assistant"]
+    content: str | None = None
+    tool_calls: list[ToolCall] | None = None
+
+
+class Choice(_Open):
+    index: int
+    message: AssistantMessage
+    finish_reason: str | None = None
+
+
+class ChatCompletion(_Open):
+    """A non-streaming reply (`object: chat.completion`)."""
+
+    id: str
+    object: Literal["chat.completion"]
+    created: int
+    model: str
+    choices: list[Choice]
+    usage: Usage | None = None
+
+
+class ChunkChoice(_Open):
+    index: int
+    delta: dict[str, Any]
+    finish_reason: str | None = None
+
+
+class ChatCompletionChunk(_Open):
+    """One server-sent event of a streaming reply (`object: chat.completion.chunk`)."""
+
+    id: str
+    object: Literal["chat.completion.chunk"]
+    created: int
+    model: str
+    choices: list[ChunkChoice]
+    usage: Usage | None = None
+
+
+class ModelCard(BaseModel):
+    id: str
+    object: Literal["model"] = "model"
+    created: int
+    owned_by: str
+
+
+class ModelList(BaseModel):
+    """`GET /v1/models`."""
+
+    object: Literal["list"] = "list"
+    data: list[ModelCard]
+
+
+class ErrorDetail(BaseModel):
+    message: str
+    type: str
+    param: str | None = None
+    code: str | None = None
+
+
+class ErrorResponse(BaseModel):
+    """Every error the daemon returns."""
+
+    error: ErrorDetail
+
+
+class BackendStatus(BaseModel):
+    kind: str
+    reachable: bool
+    model_loaded: bool
+    detail: str = ""
+
+
+class Health(BaseModel):
+    """`GET /health`."""
+
+    status: Literal["ok", "degraded", "starting"]
+    version: str
+    backend: BackendStatus
+    model: str
+    uptime_s: float
+    extra: dict[str, Any] = Field(default_factory=dict)

@@ -1,0 +1,128 @@
+"""`POST /v1/chat/completions`: validate, run the turn pipeline, reply as JSON or as SSE."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from fastapi import APIRouter, Request
+from starlette.responses import Response
+
+from ghost_agent.agent.turn import Turn
+from ghost_agent.llm import wire
+from ghost_agent.llm.base import BackendError
+from ghost_agent.server.chat.protocol import ChatCompletion, ChatCompletionRequest
+from ghost_agent.server.chat.streaming import ClientDisconnected, SSEResponse, run_until_disconnect
+from ghost_agent.server.errors import ApiError
+from ghost_agent.server.openapi import error_responses
+from ghost_agent.server.state import AppContext
+
+router = APIRouter()
+
+CLIENT_CLOSED = 499  # nginx's convention; the client never sees it, the log and metrics do
+
+
+def _context(request: Request) -> AppContext:
+    ctx: AppContext = request.app.state.ctx
+    return ctx
+
+
+def ensure_backend_ready(ctx: AppContext) -> None:
+    """503 while the model is still loading, or with the reason it failed to load."""
+    if ctx.backend_ready.is_set():
+        return
+    if ctx.backend_error is not None:
+        raise ApiError(503, f"backend unavailable: {ctx.backend_error}", code="backend_unavailable")
+    raise ApiError(
+        503, "backend is starting (loading the model); retry shortly", code="backend_starting",
+        headers={"retry-after": "2"},
+    )
+
+
+def _record_usage(ctx: AppContext, turn: Turn) -> None:
+    if "ttft" in turn.timings:
+        ctx.metrics.ttft.labels(str(turn.stream).lower()).observe(turn.timings["ttft"] / 1000.0)
+    usage = turn.usage or {}
+    for kind in ("prompt_tokens", "completion_tokens"):
+        value = usage.get(kind)
+        if isinstance(value, int) and value > 0:
+            ctx.metrics.tokens.labels(kind.removesuffix("_tokens")).inc(value)
+
+
+@router.post(
+    "/v1/chat/completions",
+    response_model=ChatCompletion,
+    summary="Create a chat completion (OpenAI-compatible)",
+    responses={
+        200: {
+            "description": "A `chat.completion`, or with `stream: true` a `text/event-stream` of "
+            "`chat.completion.chunk` events ending with `data: [DONE]`.",
+            "content": {"text/event-stream": {"schema": {"$ref": "#/components/schemas/ChatCompletionChunk"}}},
+        },
+        **error_responses(400, 401, 413, 422, 502, 503, 504),
+    },
+)
+async def create_chat_completion(body: ChatCompletionRequest, request: Request) -> Any:
+    """Run one turn through the pipeline and answer in OpenAI's wire format."""
+    ctx = _context(request)
+    ensure_backend_ready(ctx)
+    raw = body.model_dump(exclude_unset=True)
+    state = request.scope["state"]
+    turn = Turn(body=raw, stream=bool(raw.get("stream")), include_usage=wire.wants_usage(raw))
+    turn.request_id = state["request_id"]
+    state["turn"] = turn
+    headers: dict[str, str] = {}
+    if turn.trajectory_id:
+        headers["x-ghost-trajectory-id"] = turn.trajectory_id
+    pipeline = ctx.pipeline
+
+    if not turn.stream:
+        try:
+            await run_until_disconnect(request.receive, pipeline.run(turn))
+        except BackendError as exc:
+            ctx.metrics.backend_errors.labels(str(exc.status)).inc()
+            state["error"] = exc.message
+            await pipeline.finish(turn, exc)
+            raise ApiError.from_backend(exc) from None
+        except ClientDisconnected as exc:
+            state["error"] = "client disconnected"
+            await pipeline.finish(turn, exc)
+            return Response(status_code=CLIENT_CLOSED)
+        _record_usage(ctx, turn)
+        await pipeline.finish(turn)
+        return Response(orjson.dumps(turn.response), media_type="application/json", headers=headers)
+
+    async def first_chunk() -> Any:
+        await pipeline.run(turn)
+        assert turn.chunks is not None
+        try:
+            return await anext(turn.chunks)
+        except StopAsyncIteration:
+            return None
+
+    try:
+        first = await run_until_disconnect(request.receive, first_chunk())
+    except BackendError as exc:
+        ctx.metrics.backend_errors.labels(str(exc.status)).inc()
+        state["error"] = exc.message
+        await pipeline.finish(turn, exc)
+        raise ApiError.from_backend(exc) from None
+    except ClientDisconnected as exc:
+        state["error"] = "client disconnected"
+        await pipeline.finish(turn, exc)
+        return Response(status_code=CLIENT_CLOSED)
+
+    async def on_close(error: BaseException | None) -> None:
+        if isinstance(error, BackendError):
+            ctx.metrics.backend_errors.labels(str(error.status)).inc()
+        _record_usage(ctx, turn)
+        await pipeline.finish(turn, error)
+
+    assert turn.chunks is not None
+    return SSEResponse(
+        first,
+        turn.chunks,
+        include_usage=turn.include_usage,
+        extra_headers=[(k.encode(), v.encode()) for k, v in headers.items()],
+        on_close=on_close,
+    )

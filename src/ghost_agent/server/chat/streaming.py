@@ -1,0 +1,135 @@
+"""Server-sent events for streamed completions, and cancelling work when the client goes away."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from typing import Any, TypeVar
+
+import orjson
+
+from starlette.responses import Response
+
+from ghost_agent.llm.base import BackendError
+from ghost_agent.server.errors import error_body
+
+T = TypeVar("T")
+Message = dict[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+SSE_HEADERS = [
+    (b"content-type", b"text/event-stream; charset=utf-8"),
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),
+]
+DONE = b"data: [DONE]\n\n"
+
+
+class ClientDisconnected(Exception):
+    """The client closed the connection before the reply was complete."""
+
+
+async def _wait_for_disconnect(receive: Receive) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return
+
+
+async def run_until_disconnect(receive: Receive, coro: Coroutine[Any, Any, T]) -> T:
+    """Await `coro`, cancelling it (and raising ClientDisconnected) if the client disconnects first."""
+    work = asyncio.ensure_future(coro)
+    watcher = asyncio.ensure_future(_wait_for_disconnect(receive))
+    try:
+        await asyncio.wait((work, watcher), return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+        work.cancel()
+        raise
+    finally:
+        watcher.cancel()
+    if work.done():
+        return work.result()
+    work.cancel()
+    await asyncio.gather(work, return_exceptions=True)
+    raise ClientDisconnected
+
+
+def sse_event(obj: Any) -> bytes:
+    """One `data:` event."""
+    return b"data: " + orjson.dumps(obj) + b"\n\n"
+
+
+class SSEResponse(Response):
+    """An ASGI response streaming chat chunks as OpenAI does, ending with `data: [DONE]`.
+
+    The first chunk was pulled before the response started, so errors before any byte become real HTTP
+    statuses. A disconnect cancels the chunk source at once (not at the next write), which closes the
+    upstream request. `on_close(error)` runs exactly once after the stream ends, however it ends.
+    """
+
+    def __init__(
+        self,
+        first: Message | None,
+        rest: AsyncIterator[Message],
+        *,
+        include_usage: bool,
+        extra_headers: list[tuple[bytes, bytes]],
+        on_close: Callable[[BaseException | None], Awaitable[None]],
+    ) -> None:
+        # Response.__init__ would render a body; this response writes its own messages instead.
+        self.status_code = 200
+        self.background = None
+        self.first = first
+        self.rest = rest
+        self.include_usage = include_usage
+        self.extra_headers = extra_headers
+        self.on_close = on_close
+
+    def _client_view(self, item: Message) -> Message | None:
+        """Withhold usage the client did not ask for (the backend is always asked, for our metrics)."""
+        if self.include_usage or "usage" not in item:
+            return item
+        if not item.get("choices"):
+            return None
+        return {k: v for k, v in item.items() if k != "usage"}
+
+    async def _pump(self, send: Send) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": [*SSE_HEADERS, *self.extra_headers]})
+        try:
+            if self.first is not None:
+                view = self._client_view(self.first)
+                if view is not None:
+                    await send({"type": "http.response.body", "body": sse_event(view), "more_body": True})
+                async for item in self.rest:
+                    view = self._client_view(item)
+                    if view is not None:
+                        await send({"type": "http.response.body", "body": sse_event(view), "more_body": True})
+        except BackendError as exc:
+            # Headers are out: the failure can only be reported in-band, as OpenAI does.
+            event = sse_event(error_body(exc.message, exc.type, exc.param, exc.code))
+            await send({"type": "http.response.body", "body": event, "more_body": False})
+            raise
+        await send({"type": "http.response.body", "body": DONE, "more_body": False})
+
+    async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
+        error: BaseException | None = None
+        try:
+            await run_until_disconnect(receive, self._pump(send))
+        except BackendError as exc:
+            error = exc
+            scope.setdefault("state", {})["error"] = exc.message
+        except (ClientDisconnected, OSError) as exc:
+            error = ClientDisconnected() if isinstance(exc, OSError) else exc
+            scope.setdefault("state", {})["error"] = "client disconnected"
+        except asyncio.CancelledError as exc:
+            error = exc
+            raise
+        finally:
+            aclose = getattr(self.rest, "aclose", None)
+            if aclose is not None:
+                try:
+                    await aclose()
+                except (BackendError, RuntimeError):
+                    pass
+            await self.on_close(error)

@@ -1,0 +1,46 @@
+"""Prometheus metrics, one registry per app (tests build many apps in one process)."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+_LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
+KNOWN_PATHS = frozenset({"/v1/chat/completions", "/v1/models", "/health", "/metrics", "/openapi.json"})
+
+
+class Metrics:
+    """The daemon's counters and histograms."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        self.requests = Counter(
+            "ghost_requests", "HTTP requests by path and status.", ["path", "status"], registry=self.registry
+        )
+        self.latency = Histogram(
+            "ghost_request_duration_seconds",
+            "Request latency until the last byte was sent.",
+            ["path"],
+            buckets=_LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+        self.ttft = Histogram(
+            "ghost_upstream_ttft_seconds",
+            "Backend time to first token (first chunk, or the whole reply when not streaming).",
+            ["stream"],
+            buckets=_LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+        self.tokens = Counter("ghost_tokens", "Tokens processed by the backend.", ["kind"], registry=self.registry)
+        self.in_flight = Gauge("ghost_requests_in_flight", "Requests being served.", registry=self.registry)
+        self.backend_errors = Counter(
+            "ghost_backend_errors", "Backend failures by HTTP status returned.", ["status"], registry=self.registry
+        )
+
+    @staticmethod
+    def path_label(path: str) -> str:
+        """Bound label cardinality: unknown paths are counted together."""
+        return path if path in KNOWN_PATHS else "other"
+
+    def render(self) -> bytes:
+        """Prometheus text exposition."""
+        return generate_latest(self.registry)

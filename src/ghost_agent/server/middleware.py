@@ -1,0 +1,154 @@
+"""One pure-ASGI middleware for what every request needs: request id, auth, body cap, metrics and the log.
+
+Pure ASGI (not BaseHTTPMiddleware) because it sits on the hot path of a proxy whose overhead budget is a
+millisecond, and because streaming responses must pass through without buffering.
+"""
+
+from __future__ import annotations
+
+import hmac
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import orjson
+
+from ghost_agent.logging import get_logger
+from ghost_agent.server.errors import ApiError
+from ghost_agent.server.state import AppContext
+
+Scope = dict[str, Any]
+Message = dict[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+log = get_logger("server")
+
+
+class BodyTooLarge(ApiError):
+    """The request body passed `max_request_bytes`."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(
+            413, f"request body exceeds the {limit}-byte limit (max_request_bytes)", code="request_too_large"
+        )
+
+
+def needs_auth(path: str) -> bool:
+    """Paths protected by the api key: the OpenAI API and the metrics."""
+    return path.startswith("/v1/") or path == "/metrics"
+
+
+class GhostMiddleware:
+    """Request id, bearer auth, body-size cap, Prometheus accounting and one `request` log event."""
+
+    def __init__(self, app: ASGIApp, ctx: AppContext) -> None:
+        self.app = app
+        self.ctx = ctx
+        key = ctx.settings.api_key
+        self._expected = f"Bearer {key}".encode() if key else None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        t0 = time.perf_counter()
+        headers = dict(scope["headers"])
+        request_id = headers.get(b"x-request-id", b"").decode("latin-1")[:64] or uuid.uuid4().hex
+        state = scope.setdefault("state", {})
+        state["request_id"] = request_id
+        path = scope["path"]
+        status_box = [500]
+        metrics = self.ctx.metrics
+
+        async def send_wrapper(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status_box[0] = message["status"]
+                message["headers"] = [*message.get("headers", []), (b"x-request-id", request_id.encode())]
+            await send(message)
+
+        metrics.in_flight.inc()
+        try:
+            error = self._reject(path, headers)
+            if error is not None:
+                await _send_error(send_wrapper, error)
+            else:
+                await self.app(scope, self._capped(receive), send_wrapper)
+        finally:
+            metrics.in_flight.dec()
+            elapsed = time.perf_counter() - t0
+            label = metrics.path_label(path)
+            metrics.requests.labels(label, str(status_box[0])).inc()
+            metrics.latency.labels(label).observe(elapsed)
+            self._log(scope, state, status_box[0], elapsed * 1000.0)
+
+    def _reject(self, path: str, headers: dict[bytes, bytes]) -> ApiError | None:
+        if self._expected is not None and needs_auth(path):
+            given = headers.get(b"authorization", b"")
+            if not hmac.compare_digest(given, self._expected):
+                return ApiError(
+                    401,
+                    "missing or invalid api key: send 'Authorization: Bearer <key>'",
+                    code="invalid_api_key",
+                    headers={"www-authenticate": "Bearer"},
+                )
+        length = headers.get(b"content-length")
+        limit = self.ctx.settings.max_request_bytes
+        if length is not None:
+            try:
+                if int(length) > limit:
+                    return BodyTooLarge(limit)
+            except ValueError:
+                return ApiError(400, "invalid Content-Length header")
+        return None
+
+    def _capped(self, receive: Receive) -> Receive:
+        limit = self.ctx.settings.max_request_bytes
+        seen = 0
+
+        async def capped_receive() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > limit:
+                    raise BodyTooLarge(limit)
+            return message
+
+        return capped_receive
+
+    def _log(self, scope: Scope, state: dict[str, Any], status: int, total_ms: float) -> None:
+        path = scope["path"]
+        if path in ("/health", "/metrics") and status < 400:
+            return  # probes would drown the log
+        turn = state.get("turn")
+        fields: dict[str, Any] = {
+            "request_id": state["request_id"],
+            "method": scope["method"],
+            "path": path,
+            "status": status,
+            "total_ms": round(total_ms, 3),
+        }
+        if turn is not None:
+            timings = turn.timings
+            fields.update(
+                stream=turn.stream,
+                model=turn.body.get("model"),
+                queue_ms=round(timings.get("queue", 0.0), 3),
+                ttft_ms=round(timings["ttft"], 3) if "ttft" in timings else None,
+                finish_reason=turn.finish_reason,
+                usage=turn.usage,
+            )
+        if "error" in state:
+            fields["error"] = state["error"]
+        (log.warning if status >= 500 else log.info)("request", **fields)
+
+
+async def _send_error(send: Send, error: ApiError) -> None:
+    payload = orjson.dumps(error.body())
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
+    headers += [(k.encode(), v.encode()) for k, v in error.headers.items()]
+    await send({"type": "http.response.start", "status": error.status, "headers": headers})
+    await send({"type": "http.response.body", "body": payload, "more_body": False})

@@ -1,0 +1,50 @@
+"""The typed context the lifespan owns: every service a route needs, and the background tasks."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Coroutine
+from dataclasses import dataclass, field
+from typing import Any
+
+from ghost_agent.agent.pipeline import TurnPipeline
+from ghost_agent.home import GhostHome
+from ghost_agent.llm.base import LLMBackend
+from ghost_agent.server.metrics import Metrics
+from ghost_agent.settings import Settings
+
+
+@dataclass
+class AppContext:
+    """Services shared by the routes. Created by `build_app`, started and stopped by the lifespan."""
+
+    settings: Settings
+    home: GhostHome
+    backend: LLMBackend
+    pipeline: TurnPipeline
+    metrics: Metrics
+    served_model: str
+    started_at: float = field(default_factory=time.time)
+    backend_ready: asyncio.Event = field(default_factory=asyncio.Event)
+    backend_error: str | None = None
+    tasks: set[asyncio.Task[Any]] = field(default_factory=set)
+    # Facts other subsystems publish in /health (the sandbox backend, loaded checkpoints, ...).
+    health_extra: dict[str, Any] = field(default_factory=dict)
+
+    def spawn(self, coro: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
+        """Start a background task that is held (never fire-and-forget) until it ends or shutdown."""
+        task = asyncio.get_running_loop().create_task(coro, name=name)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+        return task
+
+    async def stop_tasks(self, grace_s: float) -> None:
+        """Give background tasks `grace_s` to finish, then cancel the rest and wait for them."""
+        if not self.tasks:
+            return
+        _, pending = await asyncio.wait(set(self.tasks), timeout=grace_s)
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.gather(*pending, return_exceptions=True)

@@ -1,0 +1,82 @@
+"""Shared fixtures: settings on a temp home, the scripted backend, the daemon in-process or on a real port."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from ghost_agent.llm.base import LLMBackend
+from ghost_agent.llm.fake_server import FakeOpenAIServer, serve_in_thread
+from ghost_agent.llm.scripted import ScriptedBackend
+from ghost_agent.server import build_app
+from ghost_agent.settings import Settings
+
+
+def make_settings(tmp_path: Path, **overrides: Any) -> Settings:
+    """Settings on a private home; anything may be overridden."""
+    values: dict[str, Any] = {"home": tmp_path / "home", "model_cache_dir": tmp_path / "models"}
+    values.update(overrides)
+    return Settings(**values).validate()
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return make_settings(tmp_path)
+
+
+@pytest.fixture
+def scripted() -> ScriptedBackend:
+    return ScriptedBackend(model="scripted-model")
+
+
+@contextlib.asynccontextmanager
+async def app_client(settings: Settings, backend: LLMBackend) -> AsyncIterator[httpx.AsyncClient]:
+    """The daemon in-process: lifespan run for real, requests over httpx.ASGITransport."""
+    app = build_app(settings, backend, configure_logs=True)
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://ghost.test") as client:
+            yield client
+
+
+@pytest.fixture
+async def client(settings: Settings, scripted: ScriptedBackend) -> AsyncIterator[httpx.AsyncClient]:
+    async with app_client(settings, scripted) as c:
+        yield c
+
+
+@pytest.fixture
+def fake_upstream() -> Iterator[tuple[str, ScriptedBackend]]:
+    """The scripted fake OpenAI server on a real loopback port: (base url, its backend)."""
+    backend = ScriptedBackend(model="upstream-model")
+    with serve_in_thread(FakeOpenAIServer(backend)) as url:
+        yield url, backend
+
+
+@contextlib.contextmanager
+def daemon_on_port(settings: Settings, backend: LLMBackend | None = None) -> Iterator[str]:
+    """The daemon under a real uvicorn on a loopback port (its own thread and loop); yields the base url."""
+    app = build_app(settings, backend)
+    with serve_in_thread(app) as url:
+        yield url
+
+
+async def wait_until(predicate: Any, timeout: float = 5.0) -> None:
+    """Poll `predicate()` until true or fail."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not predicate():
+        if loop.time() > deadline:
+            raise AssertionError("condition not met in time")
+        await asyncio.sleep(0.01)
+
+
+def sse_events(text: str) -> list[str]:
+    """The `data:` payloads of an SSE body, in order."""
+    return [line[len("data: "):] for line in text.split("\n") if line.startswith("data: ")]
