@@ -332,8 +332,10 @@ def render_config_toml() -> str:
             sections.setdefault(f.metadata["section"], []).append(f)
     for section, fields in sections.items():
         lines += ["", f"[{section}]"]
-        for f in fields:
+        for n, f in enumerate(fields):
             meta = f.metadata
+            if n:
+                lines.append("")
             lines.append(f"# {meta['help']}")
             extra = [f"env {env_name(f.name)}", f"flag --{f.name.replace('_', '-')}"]
             if meta["choices"]:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import orjson
 import httpx
+import orjson
 
 from ghost_agent.llm.scripted import ScriptedBackend, ScriptedReply, tool_call
 from tests.conftest import app_client, make_settings, sse_events
@@ -58,7 +58,9 @@ async def test_streaming_wire_format_without_usage(client: httpx.AsyncClient, sc
 async def test_streaming_include_usage_sends_final_usage_chunk(
     client: httpx.AsyncClient, scripted: ScriptedBackend
 ) -> None:
-    scripted.enqueue(ScriptedReply(content="four", usage={"prompt_tokens": 7, "completion_tokens": 1, "total_tokens": 8}))
+    scripted.enqueue(
+        ScriptedReply(content="four", usage={"prompt_tokens": 7, "completion_tokens": 1, "total_tokens": 8})
+    )
     response = await client.post(
         "/v1/chat/completions",
         json={"messages": MESSAGES, "stream": True, "stream_options": {"include_usage": True}},
@@ -84,7 +86,10 @@ async def test_client_tools_pass_through_non_streaming(client: httpx.AsyncClient
 
 
 async def test_client_tools_pass_through_streaming(client: httpx.AsyncClient, scripted: ScriptedBackend) -> None:
-    calls = [tool_call("get_weather", '{"city": "Paris"}', id="call_1"), tool_call("get_weather", '{"city": "Rome"}', id="call_2")]
+    calls = [
+        tool_call("get_weather", '{"city": "Paris"}', id="call_1"),
+        tool_call("get_weather", '{"city": "Rome"}', id="call_2"),
+    ]
     scripted.enqueue(ScriptedReply(tool_calls=calls, chunk_size=4))
     response = await client.post("/v1/chat/completions", json={"messages": MESSAGES, "tools": TOOLS, "stream": True})
     chunks = [orjson.loads(e) for e in sse_events(response.text)[:-1]]

