@@ -112,3 +112,10 @@ def test_repo_config_file_is_current() -> None:
     assert (REPO / "config" / "ghost.toml").read_text() == render_config_toml(), (
         "config/ghost.toml is stale: run `ghost-agent config --defaults > config/ghost.toml`"
     )
+
+
+def test_hostnames_that_look_loopback_are_not() -> None:
+    assert Settings(host="::1").is_loopback and Settings(host="localhost").is_loopback
+    assert not Settings(host="127.example.com").is_loopback
+    with pytest.raises(SettingsError):
+        Settings(host="127.example.com").validate()

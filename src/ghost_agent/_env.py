@@ -18,6 +18,11 @@ _REQUIRED_FLAGS: dict[str, str] = {
     "HF_HUB_OFFLINE": "1",
     "DISABLE_VERSION_CHECK": "1",
     "DO_NOT_TRACK": "1",
+    "OTEL_SDK_DISABLED": "true",
+    "OTEL_TRACES_EXPORTER": "none",
+    "OTEL_METRICS_EXPORTER": "none",
+    "OTEL_LOGS_EXPORTER": "none",
+    "FASTAPI_OTEL_AUTO_CONFIGURE": "false",
 }
 
 

@@ -62,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = sub.add_parser("serve", help="run the daemon (OpenAI-compatible API)")
     add_settings_flags(serve)
-    serve.set_defaults(func=cmd_serve)
+    serve.set_defaults(func=cmd_serve, parser=serve)
 
     logs = sub.add_parser("logs", help="pretty-print (and follow) the structured log")
     logs.add_argument("-f", "--follow", action="store_true", help="keep printing new events")
@@ -71,16 +71,16 @@ def build_parser() -> argparse.ArgumentParser:
     logs.add_argument("--json", action="store_true", help="print raw JSON lines")
     logs.add_argument("--home", dest="home", type=_typed("home"), default=None, help="GHOST_HOME to read")
     logs.add_argument("--config", dest="config", type=_typed("config"), default=None)
-    logs.set_defaults(func=cmd_logs)
+    logs.set_defaults(func=cmd_logs, parser=logs)
 
     doctor = sub.add_parser("doctor", help="check the installation; each line OK/FAIL with the fix")
     add_settings_flags(doctor)
     doctor.add_argument("--full-hash", action="store_true", help="re-hash the model file (slow)")
-    doctor.set_defaults(func=cmd_doctor)
+    doctor.set_defaults(func=cmd_doctor, parser=doctor)
 
     config = sub.add_parser("config", help="print the documented default config (ghost.toml)")
     config.add_argument("--defaults", action="store_true", help="print every setting with its default")
-    config.set_defaults(func=cmd_config)
+    config.set_defaults(func=cmd_config, parser=config)
     return parser
 
 
@@ -136,6 +136,5 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `ghost-agent` console script."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    sub_parser = parser._subparsers._group_actions[0].choices[args.command]  # type: ignore[union-attr]
-    result: int = args.func(args, sub_parser)
+    result: int = args.func(args, args.parser)
     return result

@@ -92,14 +92,22 @@ def check_local_model(settings: Settings, full_hash: bool) -> list[Check]:
         checks.append(Check("runtime", "OK", f"xllamacpp {importlib.metadata.version('xllamacpp')}"))
     except ImportError:
         checks.append(Check("runtime", "FAIL", "xllamacpp not installed", "pip install 'ghost-agent[local]'"))
-    try:
-        from ghost_agent.llm.model_files import ModelFileError, model_status
+    from ghost_agent.llm.model_files import ModelFileError, cached_path, find_chunks, get_spec, verify_model_file
 
-        ok, detail = model_status(settings.local_model, settings.model_cache_dir, full=full_hash)
-        fix = "" if ok else "start the daemon once (it assembles the file) or pip install 'ghost-agent[local]'"
-        checks.append(Check("model file", "OK" if ok else "WARN", detail, fix))
-    except (ImportError, ModelFileError) as exc:
-        checks.append(Check("model file", "FAIL", str(exc), "pip install 'ghost-agent[local]'"))
+    spec = get_spec(settings.local_model)
+    try:
+        find_chunks(spec)
+        checks.append(Check("model packages", "OK", f"{spec.parts} chunk packages of {spec.key} installed"))
+    except ModelFileError as exc:
+        checks.append(Check("model packages", "FAIL", str(exc), spec.install_hint))
+    result = verify_model_file(cached_path(spec, settings.model_cache_dir), spec.key, full=full_hash)
+    if result.ok:
+        checks.append(Check("model file", "OK", f"{result.path}: {result.detail}"))
+    else:
+        fix = "start the daemon once: it assembles and verifies the file" + (
+            "" if full_hash else "; `ghost-agent doctor --full-hash` re-hashes it"
+        )
+        checks.append(Check("model file", "WARN", f"{result.path}: {result.detail}", fix))
     return checks
 
 

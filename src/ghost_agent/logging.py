@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 import threading
+from collections.abc import MutableMapping
 from pathlib import Path
 from typing import IO, Any
 
@@ -35,7 +36,7 @@ class LogSink:
         self._console_format = console_format
         self._pretty = structlog.dev.ConsoleRenderer(colors=False, sort_keys=False)
 
-    def __call__(self, logger: Any, method: str, event: dict[str, Any]) -> Any:
+    def __call__(self, logger: Any, method: str, event: MutableMapping[str, Any]) -> Any:
         line = orjson.dumps(event, default=str, option=orjson.OPT_APPEND_NEWLINE)
         with self._lock:
             if self._file is not None:

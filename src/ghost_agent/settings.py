@@ -8,6 +8,7 @@ place and be missing from another.
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import os
 import tomllib
 from collections.abc import Mapping
@@ -160,11 +161,23 @@ class Settings:
         default=None, metadata=_meta("storage", "Config file to read (default: none).", cli=True)
     )
 
+    def __post_init__(self) -> None:
+        # Programmatic callers may pass plain strings for paths.
+        for name in ("home", "model_cache_dir", "prm_model", "config"):
+            value = getattr(self, name)
+            if isinstance(value, str):
+                setattr(self, name, Path(value).expanduser())
+
     # ------------------------------------------------------------------ derived
     @property
     def is_loopback(self) -> bool:
-        """True when the bind host only accepts local connections."""
-        return self.host in ("127.0.0.1", "::1", "localhost") or self.host.startswith("127.")
+        """True when the bind host only accepts local connections (a literal loopback IP or `localhost`)."""
+        if self.host == "localhost":
+            return True
+        try:
+            return ipaddress.ip_address(self.host.strip("[]")).is_loopback
+        except ValueError:
+            return False  # a hostname could resolve anywhere: treat it as exposed
 
     def validate(self) -> Settings:
         """Check cross-field rules; returns self so calls chain."""

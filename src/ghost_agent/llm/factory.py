@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-
 from ghost_agent.llm.base import LLMBackend
 from ghost_agent.settings import Settings
 
@@ -27,7 +25,7 @@ def make_backend(settings: Settings) -> LLMBackend:
         settings.local_model,
         cache_dir=settings.model_cache_dir,
         n_ctx=settings.n_ctx,
-        n_threads=settings.n_threads or os.cpu_count() or 1,
+        n_threads=settings.n_threads or None,  # None: the CPUs this process may actually use
         queue_max=settings.queue_max,
         served_name=settings.model,
     )

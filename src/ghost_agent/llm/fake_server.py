@@ -79,25 +79,42 @@ class FakeOpenAIServer:
         except orjson.JSONDecodeError:
             await _json(send, 400, _error("invalid JSON body"))
             return
+        if not isinstance(body, dict):
+            await _json(send, 400, _error("the body must be a JSON object"))
+            return
+        # Like a real server, stop generating when the client goes away, whether it waits for a whole
+        # completion or for the next chunk (the daemon must make that happen).
+        work = asyncio.ensure_future(self._reply(body, send))
+        watcher = asyncio.ensure_future(_wait_disconnect(receive))
+        try:
+            await asyncio.wait((work, watcher), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            watcher.cancel()
+            work.cancel()
+            await asyncio.gather(work, watcher, return_exceptions=True)
+        error = None if work.cancelled() else work.exception()
+        if error is not None:
+            raise error  # a bug of ours: let uvicorn log it
+
+    async def _reply(self, body: dict[str, Any], send: Send) -> None:
         if not body.get("stream"):
             try:
                 result = await self.backend.complete(body)
             except BackendError as exc:
-                await _json(send, exc.status, _error(exc.message))
+                await _backend_error(send, exc)
                 return
             await _json(send, 200, result)
             return
         chunks = self.backend.stream(body)
         try:
-            first = await anext(chunks)
-        except BackendError as exc:
-            await _json(send, exc.status, _error(exc.message))
-            return
-        except StopAsyncIteration:
-            first = None
-        await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
-
-        async def pump() -> None:
+            try:
+                first: dict[str, Any] | None = await anext(chunks)
+            except BackendError as exc:
+                await _backend_error(send, exc)
+                return
+            except StopAsyncIteration:
+                first = None
+            await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
             try:
                 if first is not None:
                     await _event(send, first)
@@ -105,23 +122,20 @@ class FakeOpenAIServer:
                         await _event(send, item)
                 await send({"type": "http.response.body", "body": b"data: [DONE]\n\n", "more_body": False})
             except BackendError as exc:
-                # A real server reports a mid-stream failure as an error event, then drops the connection.
+                # A real server reports a mid-stream failure as an error event, then ends the response.
                 await _event(send, _error(exc.message))
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
-
-        # Like a real server, stop generating when the client goes away (the daemon must make that happen).
-        work = asyncio.ensure_future(pump())
-        watcher = asyncio.ensure_future(_wait_disconnect(receive))
-        await asyncio.wait((work, watcher), return_when=asyncio.FIRST_COMPLETED)
-        watcher.cancel()
-        if not work.done():
-            work.cancel()
-        await asyncio.gather(work, return_exceptions=True)
-        await chunks.aclose()  # type: ignore[attr-defined]
+        finally:
+            await chunks.aclose()  # type: ignore[attr-defined]
 
 
 def _error(message: str) -> dict[str, Any]:
     return {"error": {"message": message, "type": "fake_upstream_error", "param": None, "code": None}}
+
+
+async def _backend_error(send: Send, exc: BackendError) -> None:
+    headers = {"retry-after": str(max(1, round(exc.retry_after)))} if exc.retry_after is not None else None
+    await _json(send, exc.status, _error(exc.message), headers)
 
 
 async def _wait_disconnect(receive: Receive) -> None:
@@ -141,9 +155,10 @@ async def _read_body(receive: Receive) -> bytes:
     return b"".join(parts)
 
 
-async def _json(send: Send, status: int, obj: Any) -> None:
+async def _json(send: Send, status: int, obj: Any, extra_headers: dict[str, str] | None = None) -> None:
     payload = orjson.dumps(obj)
     headers = [*_JSON_HEADERS, (b"content-length", str(len(payload)).encode())]
+    headers += [(k.encode(), v.encode()) for k, v in (extra_headers or {}).items()]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": payload, "more_body": False})
 
@@ -169,8 +184,7 @@ def serve_in_thread(app: Any, port: int | None = None, **uvicorn_kwargs: Any) ->
         app, host="127.0.0.1", port=port, log_level="warning", lifespan="on", **uvicorn_kwargs
     )
     server = uvicorn.Server(config)
-    # Signal handlers can only be installed from the main thread.
-    server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
+    # uvicorn installs signal handlers only when running on the main thread, so a thread is safe.
     thread = threading.Thread(target=server.run, name=f"uvicorn-{port}", daemon=True)
     thread.start()
     try:

@@ -39,6 +39,10 @@ class _Connection(asyncio.Protocol):
         self.head_done = False
         self.complete = False
         self.keep_alive = True
+        # No Content-Length and not chunked: the body ends when the server closes the connection.
+        self.until_eof = False
+        # Any byte of this response arrived: the server has seen the request, so replaying it is unsafe.
+        self.received = False
         self.chunks: deque[bytes] = deque()
         self.buffered = 0
         self.paused = False
@@ -48,10 +52,12 @@ class _Connection(asyncio.Protocol):
         self.transport = transport  # type: ignore[assignment] # uvloop's transports are not subclasses
 
     def data_received(self, data: bytes) -> None:
-        if self._parser is None:
+        if self._parser is None or self.complete:
             self.error = httpx.RemoteProtocolError("upstream sent bytes with no request outstanding")
             self._close()
+            self._wake()
             return
+        self.received = True
         try:
             self._parser.feed_data(data)
         except httptools.HttpParserUpgrade:
@@ -64,6 +70,8 @@ class _Connection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
+        if self.until_eof and self.head_done and exc is None and self.error is None:
+            self.complete = True  # httptools cannot be told about EOF; a clean close ends such a body
         if not self.complete and self.error is None:
             self.error = httpx.RemoteProtocolError("upstream closed the connection mid-response")
             if exc is not None:
@@ -77,6 +85,15 @@ class _Connection(asyncio.Protocol):
     def on_headers_complete(self) -> None:
         self.status = self._parser.get_status_code()
         self.keep_alive = self._parser.should_keep_alive()
+        names = {name.lower() for name, _ in self.headers}
+        self.until_eof = (
+            b"content-length" not in names
+            and b"transfer-encoding" not in names
+            and self.status >= 200
+            and self.status not in (204, 304)
+        )
+        if self.until_eof:
+            self.keep_alive = False
         self.head_done = True
 
     def on_body(self, body: bytes) -> None:
@@ -240,10 +257,10 @@ class FastAsyncTransport(httpx.AsyncBaseTransport):
             try:
                 await conn.read_head(timeouts.get("read"))
             except (httpx.RemoteProtocolError, httpx.ReadError):
-                if not reused:
+                if not reused or conn.received:
                     raise
-                # An idle keep-alive connection the server closed as we reused it: nothing was processed,
-                # so one retry on a fresh connection is safe.
+                # An idle keep-alive connection the server closed as we reused it, before answering a byte:
+                # nothing was processed, so one retry on a fresh connection is safe.
                 conn._close()
                 conn = await self._connect(key, timeouts.get("connect"))
                 conn.start(payload)

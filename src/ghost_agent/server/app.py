@@ -104,6 +104,8 @@ def build_app(
         version=__version__,
         description="A local, privacy-first, self-improving LLM agent daemon speaking the OpenAI chat API.",
         lifespan=lifespan,
+        # FastAPI's native OpenTelemetry: off. Nothing leaves the machine, and it costs per-request CPU.
+        telemetry={"tracing": False, "metrics": False, "logs": False, "auto_configure": False},
     )
     app.state.ctx = ctx
     install_error_handlers(app)

@@ -73,6 +73,11 @@ def error_body(message: str, type: str, param: str | None = None, code: str | No
     return {"error": {"message": message, "type": type, "param": param, "code": code}}
 
 
+def internal_error() -> ApiError:
+    """What the client learns about a bug of ours: nothing but where to look."""
+    return ApiError(500, "internal error; see the daemon log", code="internal_error")
+
+
 def error_response(exc: ApiError) -> Response:
     """A JSON response for an ApiError."""
     return Response(
@@ -98,7 +103,9 @@ def install_error_handlers(app: FastAPI) -> None:
     async def on_validation_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, RequestValidationError)
         errors = exc.errors()
-        first = errors[0] if errors else {}
+        # The deepest location is the most specific: for a union field pydantic reports every branch, and
+        # `content: [{"type": "bogus"}]` should name the bad part, not complain that a list is not a str.
+        first = max(errors, key=lambda e: len(e.get("loc") or ())) if errors else {}
         if first.get("type") == "json_invalid":
             detail = (first.get("ctx") or {}).get("error", "malformed")
             return error_response(ApiError(400, f"invalid JSON body: {detail} (at byte {first['loc'][-1]})"))
@@ -107,8 +114,9 @@ def install_error_handlers(app: FastAPI) -> None:
         )
 
     async def on_unexpected(request: Request, exc: Exception) -> Response:
+        # GhostMiddleware answers route bugs itself (with the request id); this catches what escapes it.
         log.error("unhandled_error", path=request.url.path, error=repr(exc), exc_info=exc)
-        return error_response(ApiError(500, "internal error; see the daemon log", code="internal_error"))
+        return error_response(internal_error())
 
     app.add_exception_handler(ApiError, on_api_error)
     app.add_exception_handler(BackendError, on_backend_error)
@@ -117,7 +125,16 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(Exception, on_unexpected)
 
 
+# Pydantic names the branch of a union it tried inside the location (`content.str`,
+# `content.list[tagged-union[TextPart,ImagePart]].0`); those are types, not fields the client wrote.
+_UNION_BRANCHES = frozenset({"str", "int", "float", "bool", "bytes", "none", "dict", "list"})
+
+
 def loc_to_param(loc: Any) -> str | None:
     """Pydantic's error location as OpenAI's dotted `param` (`messages.0.role`), dropping 'body'."""
-    parts = [str(p) for p in (loc or ()) if p != "body"]
+    parts = [
+        str(p)
+        for p in (loc or ())
+        if p != "body" and not (isinstance(p, str) and (p in _UNION_BRANCHES or "[" in p))
+    ]
     return ".".join(parts) or None

@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from ghost_agent.logging import get_logger
-from ghost_agent.server.errors import ApiError
+from ghost_agent.server.errors import ApiError, internal_error
 from ghost_agent.server.state import AppContext
 
 Scope = dict[str, Any]
@@ -48,7 +48,7 @@ class GhostMiddleware:
         self.app = app
         self.ctx = ctx
         key = ctx.settings.api_key
-        self._expected = f"Bearer {key}".encode() if key else None
+        self._expected = key.encode() if key else None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -61,10 +61,12 @@ class GhostMiddleware:
         state["request_id"] = request_id
         path = scope["path"]
         status_box = [500]
+        started = [False]
         metrics = self.ctx.metrics
 
         async def send_wrapper(message: Message) -> None:
             if message["type"] == "http.response.start":
+                started[0] = True
                 status_box[0] = message["status"]
                 message["headers"] = [*message.get("headers", []), (b"x-request-id", request_id.encode())]
             await send(message)
@@ -76,6 +78,14 @@ class GhostMiddleware:
                 await _send_error(send_wrapper, error)
             else:
                 await self.app(scope, self._capped(receive), send_wrapper)
+        except Exception as exc:
+            # A bug below us. Answered here rather than by Starlette's outermost ServerErrorMiddleware so the
+            # 500 carries the request id and is counted; the traceback goes to our log, never to the client.
+            log.error("unhandled_error", request_id=request_id, path=path, error=repr(exc), exc_info=exc)
+            state["error"] = repr(exc)
+            if started[0]:
+                raise  # the response already started: the server can only drop the connection
+            await _send_error(send_wrapper, internal_error())
         finally:
             metrics.in_flight.dec()
             elapsed = time.perf_counter() - t0
@@ -86,8 +96,10 @@ class GhostMiddleware:
 
     def _reject(self, path: str, headers: dict[bytes, bytes]) -> ApiError | None:
         if self._expected is not None and needs_auth(path):
-            given = headers.get(b"authorization", b"")
-            if not hmac.compare_digest(given, self._expected):
+            # The scheme is case-insensitive (RFC 9110); the token is compared in constant time.
+            scheme, _, token = headers.get(b"authorization", b"").strip().partition(b" ")
+            valid = hmac.compare_digest(token.strip(), self._expected)
+            if scheme.lower() != b"bearer" or not valid:
                 return ApiError(
                     401,
                     "missing or invalid api key: send 'Authorization: Bearer <key>'",
@@ -149,6 +161,6 @@ class GhostMiddleware:
 async def _send_error(send: Send, error: ApiError) -> None:
     payload = orjson.dumps(error.body())
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
-    headers += [(k.encode(), v.encode()) for k, v in error.headers.items()]
+    headers += [(k.encode(), v.encode()) for k, v in (error.headers or {}).items()]
     await send({"type": "http.response.start", "status": error.status, "headers": headers})
     await send({"type": "http.response.body", "body": payload, "more_body": False})

@@ -1,4 +1,4 @@
-"""OpenAPI details FastAPI cannot infer: our error schema on every error status, and bearer auth."""
+"""OpenAPI details FastAPI cannot infer: our error schema on every error status, SSE framing, bearer auth."""
 
 from __future__ import annotations
 
@@ -18,6 +18,53 @@ _DESCRIPTIONS = {
     503: "The backend is busy or still loading the model (see `Retry-After`).",
     504: "The upstream did not answer in time.",
 }
+
+
+SSE_MEDIA_TYPE = "text/event-stream"
+_COMPONENT = "#/components/schemas/"
+
+
+def sse_event_schema(payload_ref: str) -> dict[str, Any]:
+    """One server-sent event of a stream of `payload_ref` objects, as OpenAPI describes event streams.
+
+    A stream's media-type schema describes each *event* (`data`, `event`, `id`, `retry`), not the JSON in
+    it: `data` is the payload as JSON, an ErrorResponse when the stream fails after it started (the status
+    line is already sent), or the literal `[DONE]` that ends every stream.
+    """
+
+    def json_string(ref: str) -> dict[str, Any]:
+        return {"type": "string", "contentMediaType": "application/json", "contentSchema": {"$ref": ref}}
+
+    return {
+        "title": payload_ref.removeprefix(_COMPONENT) + "Event",
+        "type": "object",
+        "required": ["data"],
+        "properties": {
+            "event": {"type": "string", "const": "message", "description": "Events are never named."},
+            "data": {
+                "anyOf": [
+                    json_string(payload_ref),
+                    json_string(_COMPONENT + "ErrorResponse"),
+                    {"type": "string", "const": "[DONE]"},
+                ]
+            },
+        },
+    }
+
+
+def _frame_event_streams(schema: dict[str, Any]) -> None:
+    """Routes declare a stream by its payload (`text/event-stream: ChatCompletionChunk`); wrap it in SSE framing."""
+    schemas = schema["components"]["schemas"]
+    for item in schema.get("paths", {}).values():
+        for operation in item.values():
+            for response in operation.get("responses", {}).values():
+                media = response.get("content", {}).get(SSE_MEDIA_TYPE)
+                ref = (media or {}).get("schema", {}).get("$ref", "")
+                if not ref.startswith(_COMPONENT) or ref.endswith("Event"):
+                    continue
+                event = sse_event_schema(ref)
+                schemas[event["title"]] = event
+                media["schema"] = {"$ref": _COMPONENT + event["title"]}
 
 
 def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
@@ -41,6 +88,7 @@ def install_openapi(app: FastAPI, *, auth: bool) -> None:
         schemas.update(chunk.pop("$defs", {}))
         schemas["ChatCompletionChunk"] = chunk
         components["securitySchemes"] = {"bearerAuth": {"type": "http", "scheme": "bearer"}}
+        _frame_event_streams(schema)
         for path, item in schema.get("paths", {}).items():
             for operation in item.values():
                 responses = operation.get("responses", {})

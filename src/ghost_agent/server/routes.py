@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import Literal
 
 from fastapi import APIRouter, Request
 from starlette.responses import Response
@@ -40,7 +41,9 @@ async def health(request: Request) -> Health:
         backend = BackendStatus(
             kind=info.kind, reachable=info.reachable, model_loaded=info.model_loaded, detail=info.detail
         )
-        status = "ok" if info.reachable and info.model_loaded else "degraded"
+        status: Literal["ok", "degraded", "starting"] = (
+            "ok" if info.reachable and info.model_loaded else "degraded"
+        )
     else:
         failed = ctx.backend_error is not None
         backend = BackendStatus(

@@ -8,13 +8,29 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+
+
+def _integral(value: Any) -> Any:
+    """JSON Schema counts `2.0` as an integer, pydantic's strict mode does not: accept exact floats as ints."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+# An `integer` as JSON Schema defines it: 2 and 2.0 pass; 2.5, true and "2" do not.
+JsonInt = Annotated[int, BeforeValidator(_integral)]
+# Constraints go inside the Annotated, before the validator: on the `| None` union, or after a
+# BeforeValidator, pydantic would emit them into the JSON schema as bare `ge`/`le` keys instead of `minimum`.
+PositiveInt = Annotated[int, Field(ge=1), BeforeValidator(_integral)]
 
 Role = Literal["system", "developer", "user", "assistant", "tool", "function"]
 
 
 class _Open(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    # Strict: `"stream": 0` or `"max_tokens": "5"` are schema violations, answered 400, not silently coerced
+    # (lax pydantic would turn 0 into False and then forward the coerced value upstream).
+    model_config = ConfigDict(extra="allow", strict=True)
 
 
 class TextPart(_Open):
@@ -83,13 +99,13 @@ class ChatCompletionRequest(_Open):
     stream_options: StreamOptions | None = None
     temperature: float | None = Field(default=None, ge=0, le=2)
     top_p: float | None = Field(default=None, ge=0, le=1)
-    n: int | None = Field(default=None, ge=1, le=16)
-    max_tokens: int | None = Field(default=None, ge=1)
-    max_completion_tokens: int | None = Field(default=None, ge=1)
+    n: Annotated[int, Field(ge=1, le=16), BeforeValidator(_integral)] | None = None
+    max_tokens: PositiveInt | None = None
+    max_completion_tokens: PositiveInt | None = None
     stop: str | list[str] | None = None
     presence_penalty: float | None = Field(default=None, ge=-2, le=2)
     frequency_penalty: float | None = Field(default=None, ge=-2, le=2)
-    seed: int | None = None
+    seed: JsonInt | None = None
     tools: list[Tool] | None = None
     tool_choice: str | dict[str, Any] | None = None
     parallel_tool_calls: bool | None = None

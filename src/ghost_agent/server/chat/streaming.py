@@ -3,20 +3,22 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, MutableMapping
 from typing import Any, TypeVar
 
 import orjson
-
 from starlette.responses import Response
 
 from ghost_agent.llm.base import BackendError
-from ghost_agent.server.errors import error_body
+from ghost_agent.logging import get_logger
+from ghost_agent.server.errors import error_body, internal_error
 
 T = TypeVar("T")
 Message = dict[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
+# ASGI's own types, as Starlette spells them.
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 SSE_HEADERS = [
     (b"content-type", b"text/event-stream; charset=utf-8"),
@@ -24,6 +26,8 @@ SSE_HEADERS = [
     (b"x-accel-buffering", b"no"),
 ]
 DONE = b"data: [DONE]\n\n"
+
+log = get_logger("server")
 
 
 class ClientDisconnected(Exception):
@@ -44,7 +48,10 @@ async def run_until_disconnect(receive: Receive, coro: Coroutine[Any, Any, T]) -
     try:
         await asyncio.wait((work, watcher), return_when=asyncio.FIRST_COMPLETED)
     except asyncio.CancelledError:
+        # Wait for the work to unwind, so that whoever cleans up next (closing the chunk source) does not
+        # find it still running.
         work.cancel()
+        await asyncio.gather(work, return_exceptions=True)
         raise
     finally:
         watcher.cancel()
@@ -94,37 +101,52 @@ class SSEResponse(Response):
             return None
         return {k: v for k, v in item.items() if k != "usage"}
 
+    async def _send_item(self, send: Send, item: Message) -> None:
+        view = self._client_view(item)
+        if view is not None:
+            await send({"type": "http.response.body", "body": sse_event(view), "more_body": True})
+
     async def _pump(self, send: Send) -> None:
         await send({"type": "http.response.start", "status": 200, "headers": [*SSE_HEADERS, *self.extra_headers]})
-        try:
-            if self.first is not None:
-                view = self._client_view(self.first)
-                if view is not None:
-                    await send({"type": "http.response.body", "body": sse_event(view), "more_body": True})
-                async for item in self.rest:
-                    view = self._client_view(item)
-                    if view is not None:
-                        await send({"type": "http.response.body", "body": sse_event(view), "more_body": True})
-        except BackendError as exc:
-            # Headers are out: the failure can only be reported in-band, as OpenAI does.
-            event = sse_event(error_body(exc.message, exc.type, exc.param, exc.code))
-            await send({"type": "http.response.body", "body": event, "more_body": False})
-            raise
+        if self.first is not None:
+            await self._send_item(send, self.first)
+            while True:
+                # Only failures of the chunk source are reported in-band; a failing send means the client left.
+                try:
+                    item = await anext(self.rest)
+                except StopAsyncIteration:
+                    break
+                except Exception as exc:
+                    # Headers are out: the failure can only be reported in-band, as OpenAI does.
+                    if isinstance(exc, BackendError):
+                        body = error_body(exc.message, exc.type, exc.param, exc.code)
+                    else:
+                        body = internal_error().body()  # a bug of ours: no details to the client
+                    await send({"type": "http.response.body", "body": sse_event(body), "more_body": False})
+                    raise
+                await self._send_item(send, item)
         await send({"type": "http.response.body", "body": DONE, "more_body": False})
 
-    async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         error: BaseException | None = None
+        state = scope.setdefault("state", {})
         try:
             await run_until_disconnect(receive, self._pump(send))
         except BackendError as exc:
             error = exc
-            scope.setdefault("state", {})["error"] = exc.message
+            state["error"] = exc.message
         except (ClientDisconnected, OSError) as exc:
             error = ClientDisconnected() if isinstance(exc, OSError) else exc
-            scope.setdefault("state", {})["error"] = "client disconnected"
+            state["error"] = "client disconnected"
         except asyncio.CancelledError as exc:
             error = exc
             raise
+        except Exception as exc:
+            # Already reported in-band and the response is complete: log it rather than make the server
+            # drop the connection.
+            error = exc
+            state["error"] = repr(exc)
+            log.error("unhandled_error", request_id=state.get("request_id"), error=repr(exc), exc_info=exc)
         finally:
             aclose = getattr(self.rest, "aclose", None)
             if aclose is not None:
