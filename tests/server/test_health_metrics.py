@@ -78,6 +78,8 @@ async def test_health_ok_with_live_http_upstream(
         "kind": "http", "reachable": True, "model_loaded": True, "detail": body["backend"]["detail"]
     }
     assert "200" in body["backend"]["detail"]
+    # Without --model, the daemon advertises what the upstream serves.
+    assert body["model"] == "upstream-model"
 
 
 async def test_health_needs_no_api_key(tmp_path: Path, scripted: ScriptedBackend) -> None:

@@ -30,6 +30,8 @@ from ghost_agent.settings import Settings
 
 log = get_logger("server")
 
+BACKGROUND_GRACE_S = 2.0
+
 
 def served_model_name(settings: Settings, backend: LLMBackend) -> str:
     """The name `/v1/models` advertises: configured, else the local model, else the backend's own."""
@@ -52,6 +54,11 @@ async def _start_backend(ctx: AppContext) -> None:
         ctx.backend_error = str(exc) or repr(exc)
         log.error("backend_failed", kind=ctx.backend.kind, error=ctx.backend_error)
         return
+    if ctx.backend.kind == "http" and not ctx.settings.model:
+        # Advertise what the upstream serves rather than a made-up name.
+        names = await ctx.backend.list_models()
+        if names:
+            ctx.served_model = names[0]
     ctx.backend_ready.set()
     log.info("backend_ready", kind=ctx.backend.kind, model=ctx.served_model)
 
@@ -93,7 +100,9 @@ def build_app(
             yield
         finally:
             log.info("shutdown_begin", background_tasks=len(ctx.tasks))
-            await ctx.stop_tasks(settings.shutdown_grace_s)
+            # In-flight requests already had the grace period (uvicorn drains them before the lifespan
+            # ends); background work is only given a moment to reach a checkpoint, then cancelled.
+            await ctx.stop_tasks(min(BACKGROUND_GRACE_S, settings.shutdown_grace_s))
             await backend.aclose()
             log.info("shutdown_complete")
             if sink is not None:

@@ -6,6 +6,7 @@ millisecond, and because streaming responses must pass through without buffering
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import time
 import uuid
@@ -34,6 +35,14 @@ class BodyTooLarge(ApiError):
         super().__init__(
             413, f"request body exceeds the {limit}-byte limit (max_request_bytes)", code="request_too_large"
         )
+
+
+def shutting_down() -> ApiError:
+    """The answer to a request the daemon had to abandon while shutting down."""
+    return ApiError(
+        503, "the daemon is shutting down; retry against the restarted daemon", code="shutting_down",
+        headers={"retry-after": "5"},
+    )
 
 
 def needs_auth(path: str) -> bool:
@@ -78,6 +87,16 @@ class GhostMiddleware:
                 await _send_error(send_wrapper, error)
             else:
                 await self.app(scope, self._capped(receive), send_wrapper)
+        except asyncio.CancelledError:
+            # uvicorn cancels requests still running when the shutdown grace period ends. Tell the client
+            # why, in OpenAI's shape, instead of uvicorn's plain-text 500, and let the task end quietly:
+            # it is being torn down either way.
+            state["error"] = "cancelled: shutdown grace period exceeded"
+            if started[0]:
+                status_box[0] = 499 if status_box[0] == 200 else status_box[0]
+                return
+            status_box[0] = 503
+            await _send_error(send_wrapper, shutting_down())
         except Exception as exc:
             # A bug below us. Answered here rather than by Starlette's outermost ServerErrorMiddleware so the
             # 500 carries the request id and is counted; the traceback goes to our log, never to the client.
