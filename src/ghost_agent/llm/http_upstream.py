@@ -144,41 +144,17 @@ class HttpUpstreamBackend(LLMBackend):
         delay = min(BACKOFF_MAX_S, BACKOFF_BASE_S * (2**attempt))
         await asyncio.sleep(delay * (0.5 + random.random()))
 
-    async def complete(self, body: JSON) -> JSON:
-        payload = orjson.dumps(body)
-        for attempt in range(self.retries + 1):
-            last = attempt == self.retries
-            try:
-                response = await self.client.post(self._chat_url, content=payload)
-            except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
-                if last:
-                    raise _connect_error(self.base_url, exc) from None
-                await self._backoff(attempt)
-                continue
-            except httpx.TimeoutException:
-                raise _timeout_error() from None
-            except httpx.HTTPError as exc:
-                raise BackendError(f"upstream connection failed: {exc!r}", status=502) from None
-            if response.status_code in RETRY_STATUSES and not last:
-                await self._backoff(attempt)
-                continue
-            if response.status_code != 200:
-                raise _status_error(response.status_code, response.content, response.headers)
-            try:
-                data = orjson.loads(response.content)
-            except orjson.JSONDecodeError:
-                raise BackendError("upstream returned a non-JSON body", status=502) from None
-            if not isinstance(data, dict):
-                raise BackendError("upstream returned JSON that is not an object", status=502)
-            return data
-        raise AssertionError("unreachable")  # pragma: no cover
+    async def _send(self, payload: bytes, *, stream: bool) -> httpx.Response:
+        """POST one chat request, retrying connect errors and 502/503/504; returns the 200 response.
 
-    async def _open_stream(self, payload: bytes) -> httpx.Response:
+        Retrying is safe here because nothing has reached our client yet: callers only start forwarding
+        once this returns. With `stream=True` the body is left unread for the caller to iterate.
+        """
         request = self.client.build_request("POST", self._chat_url, content=payload)
         for attempt in range(self.retries + 1):
             last = attempt == self.retries
             try:
-                response = await self.client.send(request, stream=True)
+                response = await self.client.send(request, stream=stream)
             except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
                 if last:
                     raise _connect_error(self.base_url, exc) from None
@@ -190,16 +166,30 @@ class HttpUpstreamBackend(LLMBackend):
                 raise BackendError(f"upstream connection failed: {exc!r}", status=502) from None
             if response.status_code == 200:
                 return response
-            body = await response.aread()
-            await response.aclose()
+            try:
+                body = await response.aread()
+            except httpx.HTTPError:
+                body = b""
+            finally:
+                await response.aclose()
             if response.status_code in RETRY_STATUSES and not last:
                 await self._backoff(attempt)
                 continue
             raise _status_error(response.status_code, body, response.headers)
         raise AssertionError("unreachable")  # pragma: no cover
 
+    async def complete(self, body: JSON) -> JSON:
+        response = await self._send(orjson.dumps(body), stream=False)
+        try:
+            data = orjson.loads(response.content)
+        except orjson.JSONDecodeError:
+            raise BackendError("upstream returned a non-JSON body", status=502) from None
+        if not isinstance(data, dict):
+            raise BackendError("upstream returned JSON that is not an object", status=502)
+        return data
+
     async def stream(self, body: JSON) -> AsyncIterator[JSON]:
-        response = await self._open_stream(orjson.dumps(body))
+        response = await self._send(orjson.dumps(body), stream=True)
         events = 0
         try:
             async for line in response.aiter_lines():

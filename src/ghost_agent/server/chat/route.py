@@ -76,22 +76,6 @@ async def create_chat_completion(body: ChatCompletionRequest, request: Request) 
         headers["x-ghost-trajectory-id"] = turn.trajectory_id
     pipeline = ctx.pipeline
 
-    if not turn.stream:
-        try:
-            await run_until_disconnect(request.receive, pipeline.run(turn))
-        except BackendError as exc:
-            ctx.metrics.backend_errors.labels(str(exc.status)).inc()
-            state["error"] = exc.message
-            await pipeline.finish(turn, exc)
-            raise ApiError.from_backend(exc) from None
-        except ClientDisconnected as exc:
-            state["error"] = "client disconnected"
-            await pipeline.finish(turn, exc)
-            return Response(status_code=CLIENT_CLOSED)
-        _record_usage(ctx, turn)
-        await pipeline.finish(turn)
-        return Response(orjson.dumps(turn.response), media_type="application/json", headers=headers)
-
     async def first_chunk() -> Any:
         await pipeline.run(turn)
         assert turn.chunks is not None
@@ -101,7 +85,11 @@ async def create_chat_completion(body: ChatCompletionRequest, request: Request) 
             return None
 
     try:
-        first = await run_until_disconnect(request.receive, first_chunk())
+        # Non-streaming: the whole turn. Streaming: the turn up to its first chunk, so a failure before any
+        # byte is still a real HTTP status.
+        first = await run_until_disconnect(
+            request.receive, first_chunk() if turn.stream else pipeline.run(turn)
+        )
     except BackendError as exc:
         ctx.metrics.backend_errors.labels(str(exc.status)).inc()
         state["error"] = exc.message
@@ -111,6 +99,11 @@ async def create_chat_completion(body: ChatCompletionRequest, request: Request) 
         state["error"] = "client disconnected"
         await pipeline.finish(turn, exc)
         return Response(status_code=CLIENT_CLOSED)
+
+    if not turn.stream:
+        _record_usage(ctx, turn)
+        await pipeline.finish(turn)
+        return Response(orjson.dumps(turn.response), media_type="application/json", headers=headers)
 
     async def on_close(error: BaseException | None) -> None:
         if isinstance(error, BackendError):
