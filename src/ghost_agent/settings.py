@@ -135,6 +135,19 @@ class Settings:
         default_factory=_default_home,
         metadata=_meta("storage", "GHOST_HOME: trajectories, checkpoints, logs, workspace."),
     )
+    record_trajectories: bool = field(
+        default=True,
+        metadata=_meta("storage", "Record every turn as a trajectory (the learning loops read them)."),
+    )
+    trajectory_durability: str = field(
+        default="batch",
+        metadata=_meta(
+            "storage",
+            "When trajectory appends reach the disk: batch = written through at once and fsynced by the "
+            "journal drain (a process crash loses nothing); fsync = fsync every append; none = never fsync.",
+            choices=("batch", "fsync", "none"),
+        ),
+    )
     log_level: str = field(
         default="info",
         metadata=_meta("logging", "Minimum level logged.", choices=("debug", "info", "warning", "error")),
