@@ -354,3 +354,26 @@ async def test_list_models_tolerates_odd_answers(body: bytes) -> None:
     async with RawServer(raw_reply(reply)) as server, upstream(server.url) as backend:
         models = await backend.list_models()
     assert models == (["1"] if b"id" in body else [])
+
+
+async def test_body_read_timeouts_give_pooled_connections_back() -> None:
+    """A non-streaming reply whose body stalls after the headers: 504, and the slot is not leaked."""
+    stalls = 3
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, server: RawServer) -> None:
+        while await server.read_request(reader) is not None:
+            if len(server.requests) <= stalls:
+                writer.write(b'HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{"partial')
+                await writer.drain()
+                await asyncio.sleep(30)
+            body = b'{"id": "x", "object": "chat.completion", "choices": []}'
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+            await writer.drain()
+
+    async with RawServer(handler) as server, upstream(server.url, read_timeout=0.2, max_connections=2) as backend:
+        for _ in range(stalls):
+            with pytest.raises(BackendError) as info:
+                await backend.complete(BODY)
+            assert info.value.status == 504
+        # With both pool slots leaked this would wait for a slot and time out instead.
+        assert (await backend.complete(BODY))["object"] == "chat.completion"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import secrets
 import time
-import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,7 +22,7 @@ class Turn:
     body: JSON
     stream: bool = False
     include_usage: bool = False
-    request_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    request_id: str = field(default_factory=lambda: secrets.token_hex(16))
     trajectory_id: str | None = None
     started: float = field(default_factory=time.perf_counter)
     timings: dict[str, float] = field(default_factory=dict)

@@ -110,8 +110,12 @@ class HttpUpstreamBackend(LLMBackend):
         self._limits = httpx.Limits(
             max_connections=max_connections, max_keepalive_connections=max_connections, keepalive_expiry=30
         )
-        self._transport = transport
+        self._transport: httpx.AsyncBaseTransport = transport or FastAsyncTransport(max_connections=max_connections)
         self._client: httpx.AsyncClient | None = None
+        self._headers = httpx.Headers({"content-type": "application/json", "accept": "application/json"})
+        if api_key:
+            self._headers["authorization"] = f"Bearer {api_key}"
+        self._timeout_ext = self._timeout.as_dict()
         # Absolute, pre-parsed URLs: merging a relative path into base_url costs ~60 us per request.
         self._chat_url = httpx.URL(f"{self.base_url}/chat/completions")
         self._models_url = httpx.URL(f"{self.base_url}/models")
@@ -127,7 +131,7 @@ class HttpUpstreamBackend(LLMBackend):
                 limits=self._limits,
                 headers=headers,
                 # Our lean HTTP/1.1 transport: httpx's default one costs ~0.9 ms CPU per request.
-                transport=self._transport or FastAsyncTransport(max_connections=self._limits.max_connections or 256),
+                transport=self._transport,
                 trust_env=False,  # never route local traffic through a proxy from the environment
             )
         return self._client
@@ -150,11 +154,23 @@ class HttpUpstreamBackend(LLMBackend):
         Retrying is safe here because nothing has reached our client yet: callers only start forwarding
         once this returns. With `stream=True` the body is left unread for the caller to iterate.
         """
-        request = self.client.build_request("POST", self._chat_url, content=payload)
+        # The chat path talks to the client's pooled transport directly: the client layer would keep a
+        # cookie jar shared by every user's requests (wrong for a proxy) and costs ~0.15 ms per request.
+        _ = self.client
+        request = httpx.Request(
+            "POST", self._chat_url, headers=self._headers, content=payload, extensions={"timeout": self._timeout_ext}
+        )
         for attempt in range(self.retries + 1):
             last = attempt == self.retries
             try:
-                response = await self.client.send(request, stream=stream)
+                response = await self._transport.handle_async_request(request)
+                response.request = request
+                if not stream:
+                    try:
+                        await response.aread()
+                    except BaseException:
+                        await response.aclose()  # give the pooled connection back whatever happened
+                        raise
             except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
                 if last:
                     raise _connect_error(self.base_url, exc) from None

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import secrets
 import time
-import uuid
 from typing import Any
 
 JSON = dict[str, Any]
@@ -11,7 +11,7 @@ JSON = dict[str, Any]
 
 def completion_id() -> str:
     """A fresh `chatcmpl-…` id."""
-    return "chatcmpl-" + uuid.uuid4().hex[:24]
+    return "chatcmpl-" + secrets.token_hex(12)
 
 
 def usage(prompt_tokens: int, completion_tokens: int) -> JSON:

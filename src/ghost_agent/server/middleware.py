@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+import secrets
 import time
-import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -65,7 +65,7 @@ class GhostMiddleware:
             return
         t0 = time.perf_counter()
         headers = dict(scope["headers"])
-        request_id = headers.get(b"x-request-id", b"").decode("latin-1")[:64] or uuid.uuid4().hex
+        request_id = headers.get(b"x-request-id", b"").decode("latin-1")[:64] or secrets.token_hex(16)
         state = scope.setdefault("state", {})
         state["request_id"] = request_id
         path = scope["path"]
