@@ -10,6 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
+import structlog
 
 from ghost_agent.llm.base import LLMBackend
 from ghost_agent.llm.fake_server import FakeOpenAIServer, serve_in_thread
@@ -39,10 +40,13 @@ def scripted() -> ScriptedBackend:
 async def app_client(settings: Settings, backend: LLMBackend) -> AsyncIterator[httpx.AsyncClient]:
     """The daemon in-process: lifespan run for real, requests over httpx.ASGITransport."""
     app = build_app(settings, backend, configure_logs=True)
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://ghost.test") as client:
-            yield client
+    try:
+        async with app.router.lifespan_context(app):
+            transport = httpx.ASGITransport(app=app)
+            async with httpx.AsyncClient(transport=transport, base_url="http://ghost.test") as client:
+                yield client
+    finally:
+        structlog.reset_defaults()  # the app configured process-wide logging; later tests start clean
 
 
 @pytest.fixture
@@ -63,8 +67,11 @@ def fake_upstream() -> Iterator[tuple[str, ScriptedBackend]]:
 def daemon_on_port(settings: Settings, backend: LLMBackend | None = None) -> Iterator[str]:
     """The daemon under a real uvicorn on a loopback port (its own thread and loop); yields the base url."""
     app = build_app(settings, backend)
-    with serve_in_thread(app) as url:
-        yield url
+    try:
+        with serve_in_thread(app) as url:
+            yield url
+    finally:
+        structlog.reset_defaults()
 
 
 async def wait_until(predicate: Any, timeout: float = 5.0) -> None:

@@ -1,4 +1,4 @@
-"""`ghost-agent` command line: serve | logs | doctor | config.
+"""`ghost-agent` command line: serve | logs | doctor | trajectories | config.
 
 `serve` flags are generated from the Settings fields, so every setting has a flag, an env var and a config
 key by construction. Invalid values are usage errors (exit 2) that name the valid range.
@@ -77,6 +77,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_settings_flags(doctor)
     doctor.add_argument("--full-hash", action="store_true", help="re-hash the model file (slow)")
     doctor.set_defaults(func=cmd_doctor, parser=doctor)
+
+    from ghost_agent.trajectories_cli import add_subparser as add_trajectories
+
+    add_trajectories(sub)
 
     config = sub.add_parser("config", help="print the documented default config (ghost.toml)")
     config.add_argument("--defaults", action="store_true", help="print every setting with its default")

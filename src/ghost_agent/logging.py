@@ -72,6 +72,10 @@ def configure_logging(
     console: IO[str] | None = sys.stderr,
 ) -> LogSink:
     """Route structlog events to `file_path` (JSON lines) and `console`. Replaces any previous sink."""
+    # Imported here, not at the top: distill/ imports this module for its loggers, and the redactor needs
+    # nothing from this one, so a module-level import would only create a cycle waiting to happen.
+    from ghost_agent.distill.redact import redact_event
+
     global _current_sink
     sink = LogSink(file_path, console, console_format)
     structlog.configure(
@@ -80,6 +84,7 @@ def configure_logging(
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True, key="ts"),
             structlog.processors.format_exc_info,
+            redact_event,  # user content (and upstream error text) is redacted before it reaches a file
             sink,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(_LEVELS.get(level, 20)),

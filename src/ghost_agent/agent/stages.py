@@ -7,9 +7,25 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from ghost_agent.agent.turn import Turn
+from ghost_agent.distill.trajectory import new_trajectory_id
 from ghost_agent.llm.base import LLMBackend, request_timings
+from ghost_agent.llm.stream_fold import ChunkFolder
 
 JSON = dict[str, Any]
+
+
+class ContextStage:
+    """The turn's identity: its trajectory id is allocated here, at the start, so anything that happens
+    during the turn (a correction, a retraction) can already refer to it. No id when recording is off."""
+
+    name = "context"
+
+    def __init__(self, recording: bool) -> None:
+        self.recording = recording
+
+    async def run(self, turn: Turn) -> None:
+        if self.recording and turn.trajectory_id is None:
+            turn.trajectory_id = new_trajectory_id()
 
 
 class PrepareStage:
@@ -57,10 +73,14 @@ class BackendCallStage:
 
     @staticmethod
     async def _observe(turn: Turn, chunks: AsyncIterator[JSON]) -> AsyncIterator[JSON]:
-        """Pass chunks through, noting time to first chunk, usage and finish reason on the way."""
+        """Pass chunks through, noting time to first chunk, usage and finish reason on the way, and
+        folding them into the completion they amount to (`turn.state["folded"]`, for the record)."""
         t0 = time.perf_counter()
         first = True
+        folder = ChunkFolder(str(turn.body.get("model") or ""))
+        turn.state["folder"] = folder
         async for item in chunks:
+            folder.add(item)
             if first:
                 turn.timings["ttft"] = (time.perf_counter() - t0) * 1000.0
                 first = False

@@ -11,6 +11,10 @@ from typing import Any
 JSON = dict[str, Any]
 
 
+class ClientDisconnected(Exception):
+    """The client closed the connection before the reply was complete."""
+
+
 @dataclass
 class Turn:
     """One request's journey: the client's body in, a completion (or a chunk stream) out.
@@ -23,6 +27,7 @@ class Turn:
     stream: bool = False
     include_usage: bool = False
     request_id: str = field(default_factory=lambda: secrets.token_hex(16))
+    session_id: str = "default"
     trajectory_id: str | None = None
     started: float = field(default_factory=time.perf_counter)
     timings: dict[str, float] = field(default_factory=dict)

@@ -15,7 +15,9 @@ from fastapi import FastAPI
 
 from ghost_agent import __version__
 from ghost_agent.agent.pipeline import TurnPipeline
-from ghost_agent.agent.stages import BackendCallStage, PrepareStage
+from ghost_agent.agent.record import RecordTrajectory
+from ghost_agent.agent.stages import BackendCallStage, ContextStage, PrepareStage
+from ghost_agent.distill.collector import TrajectoryCollector
 from ghost_agent.home import GhostHome
 from ghost_agent.llm.base import LLMBackend
 from ghost_agent.logging import configure_logging, get_logger
@@ -42,9 +44,12 @@ def served_model_name(settings: Settings, backend: LLMBackend) -> str:
     return str(getattr(backend, "model", None) or "ghost-agent")
 
 
-def build_pipeline(settings: Settings, backend: LLMBackend) -> TurnPipeline:
-    """The turn's stages. Later capabilities insert theirs here."""
-    return TurnPipeline([PrepareStage(settings.model), BackendCallStage(backend)])
+def build_pipeline(settings: Settings, backend: LLMBackend, collector: TrajectoryCollector) -> TurnPipeline:
+    """The turn's stages and finishers. Later capabilities insert theirs here."""
+    return TurnPipeline(
+        [ContextStage(recording=collector.enabled), PrepareStage(settings.model), BackendCallStage(backend)],
+        finishers=[RecordTrajectory(collector)],
+    )
 
 
 async def _start_backend(ctx: AppContext) -> None:
@@ -75,11 +80,15 @@ def build_app(
 
         backend = make_backend(settings)
     home = GhostHome(settings.home)
+    collector = TrajectoryCollector(
+        home.trajectories, enabled=settings.record_trajectories, durability=settings.trajectory_durability
+    )
     ctx = AppContext(
         settings=settings,
         home=home,
         backend=backend,
-        pipeline=build_pipeline(settings, backend),
+        pipeline=build_pipeline(settings, backend, collector),
+        collector=collector,
         metrics=Metrics(),
         served_model=served_model_name(settings, backend),
     )
@@ -104,6 +113,7 @@ def build_app(
             # ends); background work is only given a moment to reach a checkpoint, then cancelled.
             await ctx.stop_tasks(min(BACKGROUND_GRACE_S, settings.shutdown_grace_s))
             await backend.aclose()
+            collector.close()  # fsyncs what the batch policy has not synced yet
             log.info("shutdown_complete")
             if sink is not None:
                 sink.close()

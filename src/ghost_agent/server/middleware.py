@@ -73,12 +73,16 @@ class GhostMiddleware:
         started = [False]
         metrics = self.ctx.metrics
 
+        sent_at = [0.0]  # when the last body byte went out: work after it (recording) is not latency
+
         async def send_wrapper(message: Message) -> None:
             if message["type"] == "http.response.start":
                 started[0] = True
                 status_box[0] = message["status"]
                 message["headers"] = [*message.get("headers", []), (b"x-request-id", request_id.encode())]
             await send(message)
+            if message["type"] == "http.response.body" and not message.get("more_body"):
+                sent_at[0] = time.perf_counter()
 
         metrics.in_flight.inc()
         try:
@@ -107,7 +111,7 @@ class GhostMiddleware:
             await _send_error(send_wrapper, internal_error())
         finally:
             metrics.in_flight.dec()
-            elapsed = time.perf_counter() - t0
+            elapsed = (sent_at[0] or time.perf_counter()) - t0
             label = metrics.path_label(path)
             metrics.requests.labels(label, str(status_box[0])).inc()
             metrics.latency.labels(label).observe(elapsed)

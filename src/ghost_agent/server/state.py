@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ghost_agent.agent.pipeline import TurnPipeline
+from ghost_agent.distill.collector import TrajectoryCollector
 from ghost_agent.home import GhostHome
 from ghost_agent.llm.base import LLMBackend
 from ghost_agent.server.metrics import Metrics
@@ -25,6 +26,7 @@ class AppContext:
     pipeline: TurnPipeline
     metrics: Metrics
     served_model: str
+    collector: TrajectoryCollector
     started_at: float = field(default_factory=time.time)
     backend_ready: asyncio.Event = field(default_factory=asyncio.Event)
     backend_error: str | None = None

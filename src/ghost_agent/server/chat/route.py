@@ -6,13 +6,14 @@ from typing import Any
 
 import orjson
 from fastapi import APIRouter, Request
+from starlette.background import BackgroundTask
 from starlette.responses import Response
 
-from ghost_agent.agent.turn import Turn
+from ghost_agent.agent.turn import ClientDisconnected, Turn
 from ghost_agent.llm import wire
 from ghost_agent.llm.base import BackendError
 from ghost_agent.server.chat.protocol import ChatCompletion, ChatCompletionRequest
-from ghost_agent.server.chat.streaming import ClientDisconnected, SSEResponse, run_until_disconnect
+from ghost_agent.server.chat.streaming import SSEResponse, run_until_disconnect
 from ghost_agent.server.errors import ApiError
 from ghost_agent.server.openapi import error_responses
 from ghost_agent.server.state import AppContext
@@ -25,6 +26,12 @@ CLIENT_CLOSED = 499  # nginx's convention; the client never sees it, the log and
 def _context(request: Request) -> AppContext:
     ctx: AppContext = request.app.state.ctx
     return ctx
+
+
+def session_id(request: Request, body: dict[str, Any]) -> str:
+    """Which conversation a request belongs to: `x-ghost-session-id`, else the OpenAI `user` field."""
+    value = request.headers.get("x-ghost-session-id") or body.get("user") or "default"
+    return str(value)[:128]
 
 
 def ensure_backend_ready(ctx: AppContext) -> None:
@@ -70,10 +77,8 @@ async def create_chat_completion(body: ChatCompletionRequest, request: Request) 
     state = request.scope["state"]
     turn = Turn(body=raw, stream=bool(raw.get("stream")), include_usage=wire.wants_usage(raw))
     turn.request_id = state["request_id"]
+    turn.session_id = session_id(request, raw)
     state["turn"] = turn
-    headers: dict[str, str] = {}
-    if turn.trajectory_id:
-        headers["x-ghost-trajectory-id"] = turn.trajectory_id
     pipeline = ctx.pipeline
 
     async def first_chunk() -> Any:
@@ -100,10 +105,18 @@ async def create_chat_completion(body: ChatCompletionRequest, request: Request) 
         await pipeline.finish(turn, exc)
         return Response(status_code=CLIENT_CLOSED)
 
+    headers: dict[str, str] = {}
+    if turn.trajectory_id:
+        headers["x-ghost-trajectory-id"] = turn.trajectory_id
     if not turn.stream:
         _record_usage(ctx, turn)
-        await pipeline.finish(turn)
-        return Response(orjson.dumps(turn.response), media_type="application/json", headers=headers)
+        # Finishers (recording the trajectory) run after the response is sent: the client never waits.
+        return Response(
+            orjson.dumps(turn.response),
+            media_type="application/json",
+            headers=headers,
+            background=BackgroundTask(pipeline.finish, turn),
+        )
 
     async def on_close(error: BaseException | None) -> None:
         if isinstance(error, BackendError):

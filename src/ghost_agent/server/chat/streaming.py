@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 import orjson
 from starlette.responses import Response
 
+from ghost_agent.agent.turn import ClientDisconnected
 from ghost_agent.llm.base import BackendError
 from ghost_agent.logging import get_logger
 from ghost_agent.server.errors import error_body, internal_error
@@ -28,10 +29,6 @@ SSE_HEADERS = [
 DONE = b"data: [DONE]\n\n"
 
 log = get_logger("server")
-
-
-class ClientDisconnected(Exception):
-    """The client closed the connection before the reply was complete."""
 
 
 async def _wait_for_disconnect(receive: Receive) -> None:

@@ -1,0 +1,1 @@
+"""Trajectories and the outcome signals every learning loop reads: store, redaction, heuristics."""

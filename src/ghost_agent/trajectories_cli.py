@@ -1,0 +1,188 @@
+"""`ghost-agent trajectories ls | show | stats | export`: read the trajectory store of a GHOST_HOME.
+
+Read-only: nothing here creates or modifies files. Corrections are overlaid exactly as the learning loops
+see them. `add_subparser(sub)` registers the command on the main parser (cli.py's `func`/`parser`
+convention); `run_trajectories_cli(argv, out)` runs it standalone (tests, scripts).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from datetime import date, datetime, timedelta, timezone
+from typing import IO, Any
+
+import orjson
+
+from ghost_agent.distill.collector import TrajectoryCollector
+from ghost_agent.distill.trajectory import Outcome, Source, Trajectory
+from ghost_agent.home import GhostHome
+from ghost_agent.logview import parse_duration
+from ghost_agent.settings import SettingsError, coerce, load_settings
+
+PREVIEW_CHARS = 60
+
+
+def _typed(name: str) -> Callable[[str], Any]:
+    def convert(raw: str) -> Any:
+        try:
+            return coerce(name, raw)
+        except SettingsError as exc:
+            raise argparse.ArgumentTypeError(str(exc).split(": ", 1)[-1]) from None
+
+    convert.__name__ = name
+    return convert
+
+
+def _day(raw: str) -> str:
+    try:
+        return date.fromisoformat(raw).isoformat()
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid day {raw!r}: use YYYY-MM-DD") from None
+
+
+def _when(raw: str) -> datetime | str:
+    """A duration back from now ('2h', '7d') or a date / ISO timestamp (passed to the collector as is)."""
+    try:
+        return datetime.now(timezone.utc) - timedelta(seconds=parse_duration(raw))
+    except ValueError:
+        pass
+    try:
+        datetime.fromisoformat(raw.replace("Z", "+00:00"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"invalid time {raw!r}: use a duration (30m, 2h, 7d) or a date/ISO time (2026-04-26, 2026-04-26T10:00)"
+        ) from None
+    return raw
+
+
+def _positive(raw: str) -> int:
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"invalid limit {raw!r}: use a positive integer")
+    return value
+
+
+def add_subparser(sub: Any) -> argparse.ArgumentParser:
+    """Register `trajectories` and its subcommands on the main parser's subparsers action."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--home", dest="home", type=_typed("home"), default=None, help="GHOST_HOME to read")
+    common.add_argument("--config", dest="config", type=_typed("config"), default=None, help="config file")
+
+    parser: argparse.ArgumentParser = sub.add_parser(
+        "trajectories", help="list, show, count and export recorded trajectories"
+    )
+    tsub = parser.add_subparsers(dest="traj_command", metavar="SUBCOMMAND")
+    tsub.required = True
+    sources = [s.value for s in Source]
+    outcomes = [o.value for o in Outcome]
+
+    ls = tsub.add_parser("ls", parents=[common], help="one line per trajectory (oldest first)")
+    ls.add_argument("--day", type=_day, help="only this UTC day (YYYY-MM-DD)")
+    ls.add_argument("--source", choices=sources)
+    ls.add_argument("--outcome", choices=outcomes, help="after corrections are applied")
+    ls.add_argument("--limit", type=_positive, help="only the N most recent of the selection")
+    ls.set_defaults(func=cmd_trajectories, parser=ls)
+
+    show = tsub.add_parser("show", parents=[common], help="one trajectory as pretty JSON (corrections applied)")
+    show.add_argument("id", help="trajectory id")
+    show.set_defaults(func=cmd_trajectories, parser=show)
+
+    stats = tsub.add_parser("stats", parents=[common], help="counts per day/source/outcome, corrections, bad lines")
+    stats.add_argument("--json", action="store_true", help="print the figures as JSON")
+    stats.set_defaults(func=cmd_trajectories, parser=stats)
+
+    export = tsub.add_parser("export", parents=[common], help="JSON lines to stdout (corrections applied)")
+    export.add_argument("--since", type=_when, help="DURATION back from now (7d) or a date/ISO time")
+    export.add_argument("--until", type=_when, help="DURATION back from now or a date/ISO time (a date is inclusive)")
+    export.add_argument("--source", choices=sources)
+    export.add_argument("--outcome", choices=outcomes)
+    export.set_defaults(func=cmd_trajectories, parser=export)
+    return parser
+
+
+def cmd_trajectories(
+    args: argparse.Namespace, parser: argparse.ArgumentParser, out: IO[str] | None = None, err: IO[str] | None = None
+) -> int:
+    """Dispatch a parsed `trajectories` command; returns the exit code."""
+    out = out if out is not None else sys.stdout
+    err = err if err is not None else sys.stderr
+    given = {k: getattr(args, k) for k in ("home", "config") if getattr(args, k, None) is not None}
+    try:
+        settings = load_settings(cli=given)
+    except SettingsError as exc:
+        parser.error(str(exc))
+    collector = TrajectoryCollector(GhostHome(settings.home).trajectories, enabled=False)
+    command = args.traj_command
+    if command == "ls":
+        return _ls(collector, args, out)
+    if command == "show":
+        traj = collector.get(args.id)
+        if traj is None:
+            err.write(f"no trajectory with id {args.id!r} in {collector.root}\n")
+            return 1
+        out.write(orjson.dumps(traj.to_dict(), option=orjson.OPT_INDENT_2).decode() + "\n")
+        return 0
+    if command == "stats":
+        figures = collector.stats()
+        if args.json:
+            out.write(orjson.dumps(figures, option=orjson.OPT_INDENT_2).decode() + "\n")
+        else:
+            out.write(format_stats(figures))
+        return 0
+    for traj in collector.iter_trajectories(
+        since=args.since, until=args.until, source=args.source, outcome=args.outcome
+    ):
+        out.write(traj.to_json().decode() + "\n")
+    return 0
+
+
+def _ls(collector: TrajectoryCollector, args: argparse.Namespace, out: IO[str]) -> int:
+    selection: Iterable[Trajectory] = collector.iter_trajectories(
+        since=args.day, until=args.day, source=args.source, outcome=args.outcome
+    )
+    if args.limit:
+        selection = deque(selection, maxlen=args.limit)  # memory bounded by the limit
+    for traj in selection:
+        out.write(format_line(traj) + "\n")
+    return 0
+
+
+def format_line(traj: Trajectory) -> str:
+    """`ts  id  source  outcome  steps  request-preview` on one line."""
+    preview = " ".join(traj.user_request.split())
+    if len(preview) > PREVIEW_CHARS:
+        preview = preview[: PREVIEW_CHARS - 1] + "…"
+    return f"{traj.ts}  {traj.id}  {traj.source:<16} {traj.outcome.value:<7} {len(traj.steps):>3}  {preview}"
+
+
+def format_stats(figures: dict[str, Any]) -> str:
+    """The `stats` figures as readable text."""
+    lines = [f"trajectories: {figures['trajectories']}  ({figures['root']})"]
+    for title in ("days", "sources", "outcomes"):
+        counts = figures[title]
+        lines.append(f"{title}:" + ("" if counts else " none"))
+        lines.extend(f"  {key:<18} {value}" for key, value in counts.items())
+    c = figures["corrections"]
+    lines.append(
+        f"corrections: {c['lines']} lines, {c['ids']} ids, {c['applied']} applied, {c['orphans']} orphans, "
+        f"{c['malformed']} malformed lines skipped"
+    )
+    lines.append(f"corrupt lines skipped: {figures['corrupt_lines']}")
+    return "\n".join(lines) + "\n"
+
+
+def run_trajectories_cli(argv: Sequence[str], out: IO[str] | None = None, err: IO[str] | None = None) -> int:
+    """Run `ghost-agent trajectories <argv>` standalone; usage errors return 2 instead of exiting."""
+    root = argparse.ArgumentParser(prog="ghost-agent")
+    add_subparser(root.add_subparsers(dest="command"))
+    try:
+        args = root.parse_args(["trajectories", *argv])
+        return cmd_trajectories(args, args.parser, out, err)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
