@@ -148,6 +148,15 @@ class Settings:
             choices=("batch", "fsync", "none"),
         ),
     )
+    trajectory_flush_s: float = field(
+        default=5.0,
+        metadata=_meta(
+            "storage",
+            "With durability=batch, fsync recorded trajectories at least this often (0 = only when idle/at "
+            "shutdown); a busy daemon that never idles still gets its records onto the disk.",
+            lo=0,
+        ),
+    )
     log_level: str = field(
         default="info",
         metadata=_meta("logging", "Minimum level logged.", choices=("debug", "info", "warning", "error")),

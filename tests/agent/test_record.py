@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import httpx
 import orjson
 
 from ghost_agent.distill.collector import TrajectoryCollector
 from ghost_agent.distill.trajectory import Outcome
 from ghost_agent.llm.scripted import ScriptedBackend, ScriptedReply, tool_call
-from tests.conftest import app_client, make_settings
+from ghost_agent.server import build_app
+from tests.conftest import app_client, make_settings, wait_until
 
 CHAT = "/v1/chat/completions"
 
@@ -112,3 +114,17 @@ async def test_record_line_is_one_schema_tagged_json_object(tmp_path: Path) -> N
     assert record["schema"] == "ghost.trajectory.v1"
     assert {"id", "session_id", "ts", "source", "user_request", "steps", "final_response", "outcome",
             "failure_reason", "extra"} <= set(record)
+
+
+async def test_batched_records_are_fsynced_periodically(tmp_path: Path) -> None:
+
+    settings = make_settings(tmp_path, trajectory_flush_s=0.05)
+    app = build_app(settings, ScriptedBackend())
+    collector = app.state.ctx.collector
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://ghost.test") as client:
+            await client.post(CHAT, json={"messages": [{"role": "user", "content": "hi"}]})
+        # Written through at once (a crash keeps it); synced by the periodic flush soon after.
+        assert list(collector.iter_trajectories())
+        await wait_until(lambda: collector.unsynced == 0, timeout=5)

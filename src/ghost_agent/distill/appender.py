@@ -176,6 +176,13 @@ class LineAppender:
                     self._close_handle(h)
 
     @property
+    def unsynced(self) -> int:
+        """Files and directories written since the last flush (always 0 once `flush` ran)."""
+        with self._cache_lock:
+            dirty = sum(1 for h in self._handles.values() if h.dirty)
+            return dirty + len(self._pending_files) + len(self._pending_dirs)
+
+    @property
     def open_files(self) -> int:
         """Descriptors cached right now (bounded by `max_open_files`)."""
         with self._cache_lock:

@@ -207,6 +207,11 @@ class TrajectoryCollector:
         """fsync everything written since the last flush (no-op for durability "none")."""
         self._appender.flush()
 
+    @property
+    def unsynced(self) -> int:
+        """Files and directories written but not yet fsynced (the batch policy's exposure to power loss)."""
+        return self._appender.unsynced
+
     def close(self) -> None:
         """Flush and close cached descriptors. Idempotent; a later append simply reopens its file."""
         self._appender.close()

@@ -52,6 +52,16 @@ def build_pipeline(settings: Settings, backend: LLMBackend, collector: Trajector
     )
 
 
+async def _flush_trajectories_periodically(ctx: AppContext, every_s: float) -> None:
+    """A safety net until (and besides) the idle-time journal drain: fsync batched records regularly."""
+    while True:
+        await asyncio.sleep(every_s)
+        try:
+            await asyncio.to_thread(ctx.collector.flush)
+        except OSError as exc:
+            log.error("trajectory_flush_failed", error=repr(exc))
+
+
 async def _start_backend(ctx: AppContext) -> None:
     try:
         await ctx.backend.start()
@@ -103,6 +113,10 @@ def build_app(
         # The asyncio.Event must belong to the serving loop, not the one (if any) that built the app.
         ctx.backend_ready = asyncio.Event()
         start = ctx.spawn(_start_backend(ctx), "backend-start")
+        if collector.enabled and settings.trajectory_durability == "batch" and settings.trajectory_flush_s > 0:
+            ctx.spawn(
+                _flush_trajectories_periodically(ctx, settings.trajectory_flush_s), "trajectory-flush", service=True
+            )
         if not getattr(backend, "slow_start", False):
             await start
         try:

@@ -31,18 +31,28 @@ class AppContext:
     backend_ready: asyncio.Event = field(default_factory=asyncio.Event)
     backend_error: str | None = None
     tasks: set[asyncio.Task[Any]] = field(default_factory=set)
+    services: set[asyncio.Task[Any]] = field(default_factory=set)
     # Facts other subsystems publish in /health (the sandbox backend, loaded checkpoints, ...).
     health_extra: dict[str, Any] = field(default_factory=dict)
 
-    def spawn(self, coro: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
-        """Start a background task that is held (never fire-and-forget) until it ends or shutdown."""
+    def spawn(self, coro: Coroutine[Any, Any, Any], name: str, *, service: bool = False) -> asyncio.Task[Any]:
+        """Start a background task that is held (never fire-and-forget) until it ends or shutdown.
+
+        `service=True` marks an endless loop (a periodic flush, later the watchdog): shutdown cancels it at
+        once instead of waiting for it to finish.
+        """
         task = asyncio.get_running_loop().create_task(coro, name=name)
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
+        if service:
+            self.services.add(task)
+            task.add_done_callback(self.services.discard)
         return task
 
     async def stop_tasks(self, grace_s: float) -> None:
         """Give background tasks `grace_s` to finish, then cancel the rest and wait for them."""
+        for task in list(self.services):
+            task.cancel()
         if not self.tasks:
             return
         _, pending = await asyncio.wait(set(self.tasks), timeout=grace_s)
