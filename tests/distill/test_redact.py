@@ -98,6 +98,7 @@ POSITIVE = [
     ("token=api_key: 0123456789", "token=<REDACTED_SECRET> <REDACTED_SECRET>"),
     ("Authorization: Bearer 0001:(api_key: 0002", "Authorization: Bearer <REDACTED_TOKEN>:(api_key: <REDACTED_SECRET>"),
     (f"Bearer ={AWS_ID},{AWS_SECRET}", "Bearer =<REDACTED_AWS_KEY>,<REDACTED_SECRET>"),
+    (f"host 1.2.3.4{OPENAI}", "host <REDACTED_IP><REDACTED_API_KEY>"),  # revealed by a replacement: 2nd pass
     ("version <REDACTED_IP>=10.0.0.7", "version <REDACTED_IP>=<REDACTED_IP>"),  # our ">" is no ">=" pin
     # escapes stand for separators: JSON-escaped newlines, URL-encoded spaces
     (f"out:\\n{OPENAI}\\n", "out:\\n<REDACTED_API_KEY>\\n"),
@@ -301,7 +302,7 @@ def test_no_catastrophic_backtracking_on_a_megabyte(name: str) -> None:
     t0 = time.perf_counter()
     out = redact_text(text)
     elapsed = time.perf_counter() - t0
-    assert elapsed < 3.0, f"{name}: {elapsed:.2f}s"
+    assert elapsed < 10.0, f"{name}: {elapsed:.2f}s"  # ~0.2 s measured; quadratic would take hours
     assert redact_text(out) == out
 
 
@@ -500,7 +501,7 @@ def texts_with_secrets(draw: st.DrawFn) -> tuple[str, list[str]]:
     return whole, [secret for _, found in phrases for secret in found]
 
 
-@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(texts_with_secrets())
 def test_no_generated_secret_survives(case: tuple[str, list[str]]) -> None:
     text, secrets = case
@@ -510,7 +511,7 @@ def test_no_generated_secret_survives(case: tuple[str, list[str]]) -> None:
 
 
 @pytest.mark.parametrize("kind", list(SECRET_KINDS))
-@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(data=st.data())
 def test_no_generated_secret_survives_per_kind(kind: str, data: st.DataObject) -> None:
     text, secrets = data.draw(SECRET_KINDS[kind])
@@ -520,14 +521,14 @@ def test_no_generated_secret_survives_per_kind(kind: str, data: st.DataObject) -
     assert out.startswith("before ") and out.endswith(" after")  # order-preserving
 
 
-@settings(max_examples=500)
+@settings(max_examples=500, deadline=None)
 @given(st.one_of(st.text(), st.lists(st.one_of(st.text(max_size=12), st.sampled_from(FRAGMENTS))).map("".join)))
 def test_idempotent_on_arbitrary_text(text: str) -> None:
     once = redact_text(text)
     assert redact_text(once) == once
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)
 @given(st.lists(st.one_of(st.text(max_size=40), st.lists(st.sampled_from(FRAGMENTS)).map("".join)), max_size=8))
 def test_one_pass_over_many_strings_equals_one_pass_each(texts: list[str]) -> None:
     # redact_obj joins a record's strings with a separator and redacts them together: the separator must act
@@ -535,7 +536,7 @@ def test_one_pass_over_many_strings_equals_one_pass_each(texts: list[str]) -> No
     assert redact_obj(texts) == [redact_text(t) for t in texts]
 
 
-@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(texts_with_secrets())
 def test_idempotent_on_text_with_secrets(case: tuple[str, list[str]]) -> None:
     once = redact_text(case[0])
