@@ -9,25 +9,16 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from ghost_agent import __version__, _env  # noqa: F401 - _env applies the telemetry opt-outs at import
-from ghost_agent.settings import FIELDS, Settings, SettingsError, coerce, env_name, field_type, load_settings
+from ghost_agent.settings import FIELDS, Settings, SettingsError, arg_type, env_name, field_type, load_settings
 
 # Flags whose names differ from their field.
 _FLAG_NAMES = {"home": "--home", "config": "--config"}
 
 
-def _typed(name: str) -> Callable[[str], Any]:
-    def convert(raw: str) -> Any:
-        try:
-            return coerce(name, raw)
-        except SettingsError as exc:
-            raise argparse.ArgumentTypeError(str(exc).split(": ", 1)[-1]) from None
-
-    convert.__name__ = name  # argparse names the type in its messages
-    return convert
 
 
 def add_settings_flags(parser: argparse.ArgumentParser) -> None:
@@ -46,7 +37,7 @@ def add_settings_flags(parser: argparse.ArgumentParser) -> None:
         parser.add_argument(
             flag,
             dest=f.name,
-            type=_typed(f.name),
+            type=arg_type(f.name),
             default=None,
             metavar=f.name.upper() if not meta["choices"] else "{" + ",".join(meta["choices"]) + "}",
             help=help_text,
@@ -69,8 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
     logs.add_argument("--event", action="append", help="only this event name (repeatable)")
     logs.add_argument("--since", help="only events newer than DURATION (e.g. 30s, 15m, 2h, 1d)")
     logs.add_argument("--json", action="store_true", help="print raw JSON lines")
-    logs.add_argument("--home", dest="home", type=_typed("home"), default=None, help="GHOST_HOME to read")
-    logs.add_argument("--config", dest="config", type=_typed("config"), default=None)
+    logs.add_argument("--home", dest="home", type=arg_type("home"), default=None, help="GHOST_HOME to read")
+    logs.add_argument("--config", dest="config", type=arg_type("config"), default=None)
     logs.set_defaults(func=cmd_logs, parser=logs)
 
     doctor = sub.add_parser("doctor", help="check the installation; each line OK/FAIL with the fix")

@@ -7,11 +7,12 @@ place and be missing from another.
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import ipaddress
 import os
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -279,6 +280,19 @@ def coerce(name: str, raw: Any) -> Any:
         raise SettingsError(f"{name}: invalid value {raw!r} ({exc})") from None
     check_value(name, value)
     return value
+
+
+def arg_type(name: str) -> Callable[[str], Any]:
+    """An argparse `type=` for a setting: coerces and validates, failing as a usage error that names the range."""
+
+    def convert(raw: str) -> Any:
+        try:
+            return coerce(name, raw)
+        except SettingsError as exc:
+            raise argparse.ArgumentTypeError(str(exc).split(": ", 1)[-1]) from None
+
+    convert.__name__ = name  # argparse names the type in its messages
+    return convert
 
 
 def check_value(name: str, value: Any) -> None:

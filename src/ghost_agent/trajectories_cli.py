@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import date, datetime, timedelta, timezone
 from typing import IO, Any
 
@@ -20,20 +20,11 @@ from ghost_agent.distill.collector import TrajectoryCollector
 from ghost_agent.distill.trajectory import Outcome, Source, Trajectory
 from ghost_agent.home import GhostHome
 from ghost_agent.logview import parse_duration
-from ghost_agent.settings import SettingsError, coerce, load_settings
+from ghost_agent.settings import SettingsError, arg_type, load_settings
 
 PREVIEW_CHARS = 60
 
 
-def _typed(name: str) -> Callable[[str], Any]:
-    def convert(raw: str) -> Any:
-        try:
-            return coerce(name, raw)
-        except SettingsError as exc:
-            raise argparse.ArgumentTypeError(str(exc).split(": ", 1)[-1]) from None
-
-    convert.__name__ = name
-    return convert
 
 
 def _day(raw: str) -> str:
@@ -71,8 +62,8 @@ def _positive(raw: str) -> int:
 def add_subparser(sub: Any) -> argparse.ArgumentParser:
     """Register `trajectories` and its subcommands on the main parser's subparsers action."""
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--home", dest="home", type=_typed("home"), default=None, help="GHOST_HOME to read")
-    common.add_argument("--config", dest="config", type=_typed("config"), default=None, help="config file")
+    common.add_argument("--home", dest="home", type=arg_type("home"), default=None, help="GHOST_HOME to read")
+    common.add_argument("--config", dest="config", type=arg_type("config"), default=None, help="config file")
 
     parser: argparse.ArgumentParser = sub.add_parser(
         "trajectories", help="list, show, count and export recorded trajectories"

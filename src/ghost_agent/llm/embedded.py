@@ -15,6 +15,7 @@ cancelling either one stops the generation at the next token.
 from __future__ import annotations
 
 import asyncio
+import collections
 import concurrent.futures
 import math
 import os
@@ -306,14 +307,23 @@ class EmbeddedBackend(LLMBackend):
 
 
 class _Generation:
-    """One admitted request: runs on the worker thread, hands chunks to the loop, cancels on exit."""
+    """One admitted request: runs on the worker thread, hands chunks to the loop, cancels on exit.
+
+    Hand-over: the worker appends to a deque and wakes the loop (`call_soon_threadsafe`) only when the consumer
+    is parked on an empty deque and no wake-up is pending yet. Chunks that arrive before the loop got round
+    to a pending wake-up ride along with it, and chunks that arrive while the consumer is busy cost no wake-up
+    at all; no chunk is ever held back.
+    """
 
     _DONE = object()
 
     def __init__(self, backend: EmbeddedBackend, request: JSON) -> None:
         self._backend = backend
         self._request = request
-        self._queue: asyncio.Queue[Any] = asyncio.Queue()
+        self._items: collections.deque[Any] = collections.deque()
+        self._mutex = threading.Lock()  # guards `_waiter` / `_wake_pending` against the worker thread
+        self._waiter: asyncio.Future[None] | None = None  # set while the consumer is parked on an empty deque
+        self._wake_pending = False
         self._cancel: threading.Event | None = None
         self._future: concurrent.futures.Future[None] | None = None
         self._finished = False
@@ -323,14 +333,24 @@ class _Generation:
         backend = self._backend
         cancel = self._cancel = backend._admit()
         loop = asyncio.get_running_loop()
-        queue = self._queue
+        items = self._items
+        mutex = self._mutex
         server = backend._server
         timings = request_timings.get()  # the turn's dict: report how long we waited for the slot
         submitted = time.monotonic()
 
         def deliver(item: Any) -> bool:
+            items.append(item)
+            with mutex:
+                wake = self._waiter is not None and not self._wake_pending
+                self._wake_pending |= wake
+            if not wake:  # the consumer will find it (it is busy, or a wake-up is already on its way)
+                if loop.is_closed():  # ... unless nobody is listening any more
+                    cancel.set()
+                    return False
+                return True
             try:
-                loop.call_soon_threadsafe(queue.put_nowait, item)
+                loop.call_soon_threadsafe(self._wake)
             except RuntimeError:  # the loop is closed: nobody is listening any more
                 cancel.set()
                 return False
@@ -372,6 +392,14 @@ class _Generation:
         self._future.add_done_callback(self._released_if_never_ran)
         return self
 
+    def _wake(self) -> None:
+        """On the loop: resume the parked consumer (it takes everything delivered up to now)."""
+        with self._mutex:
+            waiter, self._waiter = self._waiter, None
+            self._wake_pending = False
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
     def _released_if_never_ran(self, future: concurrent.futures.Future[None]) -> None:
         # `work` releases its own admission; a future cancelled before it started never ran `work`.
         if future.cancelled() and self._cancel is not None:
@@ -383,7 +411,20 @@ class _Generation:
         """The next chunk, None at the end; raises BackendError for an engine error."""
         if self._finished:
             return None
-        item = await self._queue.get()
+        items = self._items
+        while not items:
+            waiter = asyncio.get_running_loop().create_future()
+            with self._mutex:
+                if items:  # delivered between the check and taking the mutex
+                    break
+                self._waiter = waiter
+            try:
+                await waiter
+            finally:
+                with self._mutex:  # a no-op after a wake-up; after a cancel, stop the worker waking us
+                    if self._waiter is waiter:
+                        self._waiter = None
+        item = items.popleft()
         if item is self._DONE:
             self._finished = True
             return None
