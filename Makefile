@@ -36,7 +36,7 @@ test-slow: install-local
 	$(PY) -m pytest -q -m slow
 
 lint: install-dev
-	$(VENV)/bin/ruff check src tests bench scripts
+	$(VENV)/bin/ruff check src tests bench
 
 typecheck: install-dev
 	$(VENV)/bin/mypy

@@ -94,13 +94,13 @@ async def main_async(args: argparse.Namespace) -> None:
     py = sys.executable
     with process([py, "-m", "ghost_agent.llm.fake_server", "--port", str(fake_port)], f"{fake}/health"), \
          process([py, "-m", "ghost_agent", "serve", "--port", str(daemon_port), "--upstream-url", fake,
-                  "--home", home, "--log-level", "warning"], f"{daemon}/health") as dproc:
+                  "--home", home, "--log-level", "warning", *args.daemon_arg], f"{daemon}/health") as dproc:
         direct_url, proxy_url = f"{fake}/v1/chat/completions", f"{daemon}/v1/chat/completions"
         # warm up both (connection pools, imports, JITs of the branch predictor...)
         await alternate(direct_url, proxy_url, BODY, 2, 200, 1)
 
         print(f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}; rounds={args.rounds} "
-              f"block={args.block}")
+              f"block={args.block}; daemon flags: {' '.join(args.daemon_arg) or '(defaults)'}")
         r = await alternate(direct_url, proxy_url, BODY, args.rounds, args.block, 1)
         d50, d99 = summarize(r["direct"])
         p50, p99 = summarize(r["proxied"])
@@ -135,6 +135,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--block", type=int, default=200)
     parser.add_argument("--memory-requests", type=int, default=20000)
+    parser.add_argument("--daemon-arg", action="append", default=[],
+                        help="extra flag for the daemon, e.g. --daemon-arg=--no-record-trajectories")
     asyncio.run(main_async(parser.parse_args()))
 
 
