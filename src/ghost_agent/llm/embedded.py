@@ -153,6 +153,12 @@ class EmbeddedBackend(LLMBackend):
         # Explicit: 0 would mean the model's full 32k training context and a ~1 GB KV cache.
         params.n_ctx = self.n_ctx
         params.n_parallel = _SLOTS
+        # Every usable CPU: on the 2-vCPU target the 1.5B decodes at ~26 tok/s with 2 threads, ~17.5 with 1,
+        # even counting the ~3% that the daemon's own per-token work then takes from the compute threads.
+        # `cpuparams.poll` is left alone: the wheel's CPU backend runs its threads through OpenMP (libgomp),
+        # so the busy-wait between and within graphs is libgomp's (GOMP_SPINCOUNT, ~8 ms here, then a futex
+        # sleep, so an idle model costs no CPU) and `poll` changes nothing (measured). Shortening libgomp's spin
+        # (3000) or OMP_WAIT_POLICY=passive made generation slower; see docs/embedded-model.md.
         params.cpuparams.n_threads = self.n_threads
         params.cpuparams_batch.n_threads = self.n_threads
         params.model_alias = {self.served_name}
