@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import httpx
 import orjson
+import structlog
 
 from ghost_agent.distill.collector import TrajectoryCollector
 from ghost_agent.distill.trajectory import Outcome
@@ -117,10 +119,16 @@ async def test_record_line_is_one_schema_tagged_json_object(tmp_path: Path) -> N
 
 
 async def test_batched_records_are_fsynced_periodically(tmp_path: Path) -> None:
-
     settings = make_settings(tmp_path, trajectory_flush_s=0.05)
     app = build_app(settings, ScriptedBackend())
     collector = app.state.ctx.collector
+    try:
+        await _exercise_periodic_flush(app, collector)
+    finally:
+        structlog.reset_defaults()
+
+
+async def _exercise_periodic_flush(app: Any, collector: TrajectoryCollector) -> None:
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://ghost.test") as client:

@@ -6,6 +6,7 @@ from typing import Any
 
 import orjson
 import pytest
+import structlog
 from structlog.testing import capture_logs
 
 from ghost_agent.distill import outcome_heuristics as oh
@@ -379,6 +380,7 @@ class Exploding:
 
 def test_apply_swallows_classification_errors_and_logs_at_debug() -> None:
     bad = Exploding()
+    structlog.reset_defaults()  # capture must see debug events whatever an earlier test configured
     with capture_logs() as logs:
         assert apply_chat_outcome_heuristics(bad) is bad  # type: ignore[arg-type,comparison-overlap]
     (event,) = [e for e in logs if e["event"] == "outcome_heuristics_error"]
@@ -408,6 +410,7 @@ def test_thresholds_are_read_at_call_time(monkeypatch: pytest.MonkeyPatch) -> No
 
 def test_promotion_is_logged_with_signal_names_only() -> None:
     t = traj(*(failing(i, "python", "secret-token-in-error") for i in range(3)))
+    structlog.reset_defaults()  # capture must see debug events whatever an earlier test configured
     with capture_logs() as logs:
         apply_chat_outcome_heuristics(t)
     (event,) = [e for e in logs if e["event"] == "outcome_heuristics_fired"]
