@@ -16,7 +16,11 @@ Two models are loaded, one per process, and only one generates at a time. llama.
 while after a computation, so the bench also reports the CPU time the *idle* process used while the other
 one was generating (read from /proc); it should be about zero, or the two paths would slow each other down.
 
-    python bench/bench_embedded.py --model qwen2.5-coder-1.5b --rounds 5
+The machine is shared and any other job slows llama.cpp's spinning threads badly, so each round reports the
+CPU the rest of the machine used meanwhile; `--quiet-wait` waits for a quiet machine before each round and
+`--max-rounds` keeps going until `--rounds` quiet rounds were made (the report adds a quiet-rounds table).
+
+    python bench/bench_embedded.py --model qwen2.5-coder-1.5b --rounds 8 --max-rounds 30 --quiet-wait 300
 """
 
 from __future__ import annotations

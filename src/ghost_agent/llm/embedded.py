@@ -157,8 +157,9 @@ class EmbeddedBackend(LLMBackend):
         # even counting the ~3% that the daemon's own per-token work then takes from the compute threads.
         # `cpuparams.poll` is left alone: the wheel's CPU backend runs its threads through OpenMP (libgomp),
         # so the busy-wait between and within graphs is libgomp's (GOMP_SPINCOUNT, ~8 ms here, then a futex
-        # sleep, so an idle model costs no CPU) and `poll` changes nothing (measured). Shortening libgomp's spin
-        # (3000) or OMP_WAIT_POLICY=passive made generation slower; see docs/embedded-model.md.
+        # sleep, so an idle model costs no CPU) and `poll` changes nothing (measured). OMP_WAIT_POLICY=passive
+        # made decoding ~40% slower (ggml's op barriers are OpenMP barriers here) and GOMP_SPINCOUNT=3000 made
+        # the daemon ~3% slower, so libgomp keeps its defaults; see docs/embedded-model.md.
         params.cpuparams.n_threads = self.n_threads
         params.cpuparams_batch.n_threads = self.n_threads
         params.model_alias = {self.served_name}
