@@ -31,17 +31,6 @@ class CountingCollector(TrajectoryCollector):
         return super()._open_for_read(path)
 
 
-@pytest.fixture
-def root(tmp_path: Path) -> Path:
-    return tmp_path / "trajectories"
-
-
-@pytest.fixture
-def collector(root: Path) -> Any:
-    with TrajectoryCollector(root) as c:
-        yield c
-
-
 def five_days(c: TrajectoryCollector) -> list[Trajectory]:
     """Two records a day on 2026-04-20 .. 24 (06:00 and 18:00 UTC), sources alternating."""
     out = []

@@ -4,7 +4,6 @@ disabled collector, and the original line staying byte-identical."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import orjson
 import pytest
@@ -14,17 +13,6 @@ from ghost_agent.distill.collector import TrajectoryCollector
 from ghost_agent.distill.corrections import CORRECTION_SOURCES, parse_correction
 from ghost_agent.distill.trajectory import Outcome
 from tests.distill.trajhelp import all_files, file_of, make_traj, raw_records
-
-
-@pytest.fixture
-def root(tmp_path: Path) -> Path:
-    return tmp_path / "trajectories"
-
-
-@pytest.fixture
-def collector(root: Path) -> Any:
-    with TrajectoryCollector(root) as c:
-        yield c
 
 
 def outcomes(c: TrajectoryCollector) -> dict[str, Outcome]:

@@ -15,19 +15,10 @@ from openai import AsyncOpenAI, OpenAI
 
 from ghost_agent.llm.scripted import ScriptedBackend, ScriptedReply, tool_call
 from tests.conftest import daemon_on_port, make_settings
+from tests.server.test_chat import TOOLS
 
 API_KEY = "sdk-test-key"
 MESSAGES = [{"role": "user", "content": "What is 2+2?"}]
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "get_weather",
-            "description": "Weather for a city",
-            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
-        },
-    }
-]
 
 
 @pytest.fixture
