@@ -73,6 +73,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_trajectories(sub)
 
+    from ghost_agent.prm.cli import add_subparser as add_prm
+
+    add_prm(sub)
+
+    from ghost_agent.router.cli import add_subparser as add_router
+
+    add_router(sub)
+
     config = sub.add_parser("config", help="print the documented default config (ghost.toml)")
     config.add_argument("--defaults", action="store_true", help="print every setting with its default")
     config.set_defaults(func=cmd_config, parser=config)

@@ -35,6 +35,7 @@ SCHEMA_FORMAT = "ghost.{kind}.logreg.v1"
 LOGIT_CLIP = 35.0  # sigmoid(35) = 1 - 6e-16: far enough to express certainty, never exactly 0 or 1
 POSINF_VALUE = 1e6
 NEGINF_VALUE = -1e6
+FEATURE_CLIP = 1e12
 
 
 class CheckpointError(ValueError):
@@ -51,9 +52,14 @@ def schema_for(kind: str) -> str:
 
 
 def sanitize_features(x: Any) -> np.ndarray:
-    """Features as a float64 array with NaN → 0 and ±inf → ±1e6."""
+    """Features as a float64 array with NaN → 0, ±inf → ±1e6 and finite values clipped to ±1e12.
+
+    The clip keeps squares and sums over many rows finite (no overflow in the solver's statistics); real
+    features are orders of magnitude smaller.
+    """
     arr = np.asarray(x, dtype=np.float64)
-    return np.nan_to_num(arr, nan=0.0, posinf=POSINF_VALUE, neginf=NEGINF_VALUE)
+    arr = np.nan_to_num(arr, nan=0.0, posinf=POSINF_VALUE, neginf=NEGINF_VALUE)
+    return np.clip(arr, -FEATURE_CLIP, FEATURE_CLIP)
 
 
 def sanitize_labels(y: Any) -> np.ndarray:
@@ -189,9 +195,12 @@ class LogisticModel:
         if sample_weight is None:
             sw = np.ones(n)
         else:
-            sw = np.clip(np.nan_to_num(np.asarray(sample_weight, dtype=np.float64).reshape(-1), nan=0.0), 0, None)
+            sw = np.asarray(sample_weight, dtype=np.float64).reshape(-1)
             if sw.shape[0] != n:
                 raise FitError(f"{sw.shape[0]} sample weights for {n} rows")
+            if np.isinf(sw).any():
+                raise FitError("sample weights must be finite")
+            sw = np.clip(np.nan_to_num(sw, nan=0.0), 0, None)  # NaN or negative weight: the sample counts for nothing
         total = float(sw.sum())
         if not math.isfinite(total) or total <= 0:
             raise FitError("no sample has a positive weight")
@@ -277,7 +286,11 @@ class LogisticModel:
             raise ValueError(f"expected rows of {self.n_features} features, got shape {xs.shape}")
         if self.weights is None:
             return np.full(xs.shape[0], 0.5)
-        return sigmoid(xs @ self.weights + self.bias)
+        # Huge finite inputs can overflow the dot product (inf, or inf - inf = NaN): no warning, and a NaN
+        # logit means "no opinion", 0.5, exactly as `sigmoid_scalar` treats it on the single-row path.
+        with np.errstate(over="ignore", invalid="ignore"):
+            z = xs @ self.weights + self.bias
+        return sigmoid(np.where(np.isnan(z), 0.0, z))
 
     # ------------------------------------------------------------------------------------- persistence
 
@@ -332,6 +345,8 @@ class LogisticModel:
             b = float(bias)  # type: ignore[arg-type]
         except (TypeError, ValueError) as exc:
             raise CheckpointError(f"checkpoint weights are not numbers: {exc}") from None
+        if w.ndim != 1:
+            raise CheckpointError("checkpoint weights are not a flat list of numbers")
         if not np.all(np.isfinite(w)) or not math.isfinite(b):
             raise CheckpointError("checkpoint weights or bias are not finite")
         mean = scale = None

@@ -168,7 +168,20 @@ class Settings:
     )
     # --- learning (stored now, used by later stages)
     prm_model: Path | None = field(
-        default=None, metadata=_meta("learning", "PRM checkpoint loaded at startup (missing -> neutral scorer).")
+        default=None,
+        metadata=_meta(
+            "learning",
+            "PRM checkpoint loaded at startup (default: the home's self-trained one if present; "
+            "missing -> neutral scorer).",
+        ),
+    )
+    router_model: Path | None = field(
+        default=None,
+        metadata=_meta(
+            "learning",
+            "Router checkpoint loaded at startup (default: the home's self-trained one if present; "
+            "missing -> every request takes the full agent).",
+        ),
     )
     prm_train_cooldown: float = field(
         default=10800.0, metadata=_meta("learning", "Seconds between PRM retrain phases.", lo=0)
@@ -186,7 +199,7 @@ class Settings:
 
     def __post_init__(self) -> None:
         # Programmatic callers may pass plain strings for paths.
-        for name in ("home", "model_cache_dir", "prm_model", "config"):
+        for name in ("home", "model_cache_dir", "prm_model", "router_model", "config"):
             value = getattr(self, name)
             if isinstance(value, str):
                 setattr(self, name, Path(value).expanduser())

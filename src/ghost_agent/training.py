@@ -70,7 +70,8 @@ def outcome_source(traj: Trajectory) -> RewardSource:
     heuristics = extra.get("heuristics")
     if isinstance(heuristics, dict) and heuristics.get("promoted"):
         return RewardSource.HEURISTIC
-    if isinstance(extra.get("self_consistency"), dict):
+    vote = extra.get("self_consistency")
+    if isinstance(vote, dict) and vote.get("labelled"):  # only a decisive vote set the outcome
         return RewardSource.TEACHER
     if traj.source in (Source.SELF_PLAY.value, Source.EVAL.value):
         return RewardSource.SELF

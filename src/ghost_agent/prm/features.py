@@ -85,6 +85,7 @@ _PREFIXES: tuple[tuple[str, int], ...] = (
 ARGS_MAX_DEPTH = 64
 ARGS_MAX_NODES = 10_000
 ARGS_SCAN_CHARS = 8_000  # how much argument text the URL / path regexes look at
+COUNT_MAX = 10**9  # a plan count beyond this is garbage; the cap keeps float() finite and the JSON an int64
 
 
 class FeatureContractError(RuntimeError):
@@ -92,16 +93,16 @@ class FeatureContractError(RuntimeError):
 
 
 def _count(value: Any) -> int:
-    """A non-negative int from anything (bad values → 0), so a malformed state cannot break scoring."""
+    """An int in [0, COUNT_MAX] from anything (bad values → 0), so a malformed state cannot break scoring."""
     if isinstance(value, bool):
         return int(value)
     if isinstance(value, int):
-        return value if value > 0 else 0
+        return min(value, COUNT_MAX) if value > 0 else 0
     try:
         f = float(value)
-    except (TypeError, ValueError, OverflowError):
+    except Exception:  # a hostile __float__ is bad data too
         return 0
-    return int(f) if math.isfinite(f) and f > 0 else 0
+    return int(min(f, COUNT_MAX)) if math.isfinite(f) and f > 0 else 0
 
 
 def _names(value: Any) -> frozenset[str]:
@@ -109,7 +110,7 @@ def _names(value: Any) -> frozenset[str]:
         return frozenset({value}) if isinstance(value, str) and value else frozenset()
     try:
         return frozenset(n for n in value if isinstance(n, str))
-    except TypeError:
+    except Exception:  # not iterable, or an iterator that fails part-way
         return frozenset()
 
 
@@ -234,10 +235,12 @@ def args_shape(args: Any) -> tuple[int, int, bool, bool]:
         flat = _flat_args_shape(args)
         if flat is not None:
             return flat
+    count = 1
     if isinstance(args, (Mapping, list, tuple)):
-        count = len(args)
-    else:
-        count = 1
+        try:
+            count = len(args)
+        except Exception:  # a subclass with a hostile __len__
+            count = 0
     total = 0
     scan: list[str] = []
     scanned = 0
@@ -247,35 +250,33 @@ def args_shape(args: Any) -> tuple[int, int, bool, bool]:
     while stack and nodes < ARGS_MAX_NODES:
         obj, depth = stack.pop()
         nodes += 1
-        if isinstance(obj, str):
-            total += len(obj)
-            if scanned < ARGS_SCAN_CHARS:
-                piece = obj[: ARGS_SCAN_CHARS - scanned]
-                scan.append(piece)
-                scanned += len(piece)
-        elif isinstance(obj, bool) or obj is None:
-            total += 4
-        elif isinstance(obj, (int, float)):
-            total += len(repr(obj)) if not isinstance(obj, int) or abs(obj) < 10**18 else 20
-        elif isinstance(obj, (Mapping, list, tuple, set, frozenset)):
-            if depth >= ARGS_MAX_DEPTH or id(obj) in seen:
-                continue
-            seen.add(id(obj))
-            if isinstance(obj, Mapping):
-                try:
-                    items = list(obj.items())
-                except Exception:
+        try:
+            if isinstance(obj, str):
+                total += len(obj)
+                if scanned < ARGS_SCAN_CHARS:
+                    piece = obj[: ARGS_SCAN_CHARS - scanned]
+                    scan.append(piece)
+                    scanned += len(piece)
+            elif isinstance(obj, bool) or obj is None:
+                total += 4
+            elif isinstance(obj, (int, float)):
+                total += len(repr(obj)) if not isinstance(obj, int) or abs(obj) < 10**18 else 20
+            elif isinstance(obj, (Mapping, list, tuple, set, frozenset)):
+                if depth >= ARGS_MAX_DEPTH or id(obj) in seen:
                     continue
-                for key, value in items:
-                    stack.append((key if isinstance(key, str) else str(key)[:64], depth + 1))
-                    stack.append((value, depth + 1))
+                seen.add(id(obj))
+                if isinstance(obj, Mapping):
+                    for key, value in list(obj.items()):
+                        stack.append((key if isinstance(key, str) else str(key)[:64], depth + 1))
+                        stack.append((value, depth + 1))
+                else:
+                    stack.extend((item, depth + 1) for item in list(obj))
+            elif isinstance(obj, bytes):
+                total += len(obj)
             else:
-                stack.extend((item, depth + 1) for item in obj)
-        elif isinstance(obj, bytes):
-            total += len(obj)
-        else:
-            text = text_of(obj)[:256]
-            total += len(text)
+                total += len(text_of(obj)[:256])
+        except Exception:  # a hostile node (raising __iter__, __repr__, items(), ...) counts as nothing
+            continue
     blob = "\n".join(scan)
     return count, total, _has_url(blob), _has_path(blob)
 
@@ -292,8 +293,11 @@ def _has_path(text: str) -> bool:
 def _flat_args_shape(args: dict[Any, Any]) -> tuple[int, int, bool, bool] | None:
     """`args_shape` for the common case (a small dict of string keys and scalar values) without the walk.
 
-    Returns None when the dict is not flat or too long to scan whole, so the general walk decides.
+    Returns None when the dict is not flat, too long to scan whole or past the walk's node budget, so the
+    general walk decides (and both paths always agree).
     """
+    if 2 * len(args) + 1 > ARGS_MAX_NODES:  # the walk counts the dict, each key and each value as a node
+        return None
     total = 0
     texts: list[str] = []
     for key, value in args.items():
@@ -356,33 +360,54 @@ def extract_step_features(state: Any, action: Any) -> FeatureVector:
     Raises FeatureContractError only if the code and the frozen names disagree (a bug, not bad input).
     """
     st = _as_state(state)
+    return check_vector(state_features(st) + action_features(st, action))
+
+
+def extract_batch_features(state: Any, actions: Iterable[Any]) -> list[FeatureVector]:
+    """`extract_step_features` for many candidates in one state; the state's part is computed once."""
+    st = _as_state(state)
+    head = state_features(st)
+    return [check_vector(head + action_features(st, a)) for a in actions]
+
+
+def state_features(st: PlanState) -> tuple[float, ...]:
+    """The request and plan-progress groups (the first 13 features) of a state."""
+    return request_features(st.user_request) + (
+        float(st.steps_so_far),
+        float(st.failures_so_far),
+        float(st.pending_count),
+        float(st.plan_depth),
+        1.0 if st.failures_so_far > 0 or st.tools_failed else 0.0,
+    )
+
+
+def action_features(st: PlanState, action: Any) -> tuple[float, ...]:
+    """The action-shape, tool-bucket and cross groups (the last 12 features) of an action in a state."""
     description, tool_name, tool_args = _action_parts(action)
     tool = tool_name.strip() if isinstance(tool_name, str) and tool_name.strip() else None
     count, total, has_url, has_path = args_shape(tool_args)
     bucket = tool_bucket(tool)
-    buckets = [0.0, 0.0, 0.0, 0.0, 0.0]
-    if bucket is not None:
-        buckets[bucket] = 1.0
-    vector = (
-        request_features(st.user_request)
-        + (
-            float(st.steps_so_far),
-            float(st.failures_so_far),
-            float(st.pending_count),
-            float(st.plan_depth),
-            1.0 if st.failures_so_far > 0 or st.tools_failed else 0.0,
-            math.log1p(len(description)),
-            float(count),
-            math.log1p(total),
-            1.0 if has_url else 0.0,
-            1.0 if has_path else 0.0,
-        )
-        + tuple(buckets)
-        + (
-            1.0 if tool is not None and tool in st.tools_used else 0.0,
-            1.0 if tool is not None and tool in st.tools_failed else 0.0,
-        )
+    return (
+        math.log1p(len(description)),
+        float(count),
+        math.log1p(total),
+        1.0 if has_url else 0.0,
+        1.0 if has_path else 0.0,
+        1.0 if bucket == 0 else 0.0,
+        1.0 if bucket == 1 else 0.0,
+        1.0 if bucket == 2 else 0.0,
+        1.0 if bucket == 3 else 0.0,
+        1.0 if bucket == 4 else 0.0,
+        1.0 if tool is not None and tool in st.tools_used else 0.0,
+        1.0 if tool is not None and tool in st.tools_failed else 0.0,
     )
+
+
+def check_vector(vector: FeatureVector) -> FeatureVector:
+    """`vector` unchanged if it has one value per `PRM_FEATURE_NAMES` entry, else FeatureContractError.
+
+    `extract_step_features` passes every vector through here, so code and names cannot drift apart silently.
+    """
     if len(vector) != N_FEATURES:
         raise FeatureContractError(
             f"extract_step_features produced {len(vector)} values for {N_FEATURES} PRM_FEATURE_NAMES; "
@@ -409,7 +434,11 @@ __all__ = [
     "REQUEST_FEATURE_NAMES",
     "TOOL_BUCKET_NAMES",
     "args_shape",
+    "check_vector",
+    "action_features",
+    "extract_batch_features",
     "extract_step_features",
+    "state_features",
     "feature_dict",
     "tool_bucket",
 ]

@@ -17,7 +17,7 @@ import numpy as np
 
 from ghost_agent.linear import CheckpointError
 from ghost_agent.logging import get_logger
-from ghost_agent.prm.features import extract_step_features
+from ghost_agent.prm.features import extract_batch_features, extract_step_features
 from ghost_agent.prm.model import StepValueModel
 
 log = get_logger("prm.scorer")
@@ -29,7 +29,9 @@ def clamp_unit(value: Any) -> float:
     """Any score as a float in [0, 1]; NaN and non-numbers become the neutral 0.5."""
     try:
         f = float(value)
-    except (TypeError, ValueError, OverflowError):
+    except OverflowError:  # an int too big for a float is still clearly above 1 or below 0
+        return 1.0 if value > 0 else 0.0
+    except (TypeError, ValueError):
         return NEUTRAL
     if f != f:
         return NEUTRAL
@@ -107,7 +109,7 @@ class PRMScorer:
             return [NEUTRAL] * len(actions)
         if not actions:
             return []
-        rows = np.asarray([extract_step_features(state, a) for a in actions], dtype=np.float64)
+        rows = np.asarray(extract_batch_features(state, actions), dtype=np.float64)
         return [clamp_unit(p) for p in model.predict_proba(rows).tolist()]
 
     def score_pairs(self, pairs: Iterable[tuple[Any, Any]]) -> list[float]:

@@ -101,10 +101,11 @@ def request_features(text: Any) -> tuple[float, ...]:
 def router_features(text: Any, n_messages: Any = 1) -> tuple[float, ...]:
     """`ROUTER_FEATURE_NAMES` for a request text and the number of messages in the conversation."""
     try:
-        messages = max(0.0, float(n_messages))
-    except (TypeError, ValueError):
+        messages = float(n_messages)
+    except (TypeError, ValueError, OverflowError):
         messages = 1.0
-    if messages != messages or messages == math.inf:
+    if messages != messages or messages == math.inf:  # before the max(): max(0.0, nan) is 0.0, not NaN
         messages = 1.0
+    messages = max(0.0, messages)
     return _request_features(text_of(text)) + (math.log1p(messages),)
 
