@@ -44,6 +44,7 @@ typecheck: install-dev
 bench: install-local
 	$(PY) bench/bench_proxy.py
 	$(PY) bench/bench_embedded.py
+	$(PY) bench/bench_prm.py
 
 ## fuzz: schemathesis against the daemon's own OpenAPI document (scripted backend, loopback).
 fuzz: install-dev

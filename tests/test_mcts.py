@@ -149,7 +149,8 @@ async def test_proposal_parsing_variants(content: str, expected: list[tuple[str 
     llm = backend(text(content), *[sim(5) for _ in expected])
     result = await MCTSReasoner(llm, expand_top=0).select_best_action(TASK, "", TOOLS)
     assert [(c.action.tool_name, c.action.tool_args) for c in result.candidates] == expected
-    assert len(llm.requests) == 1 + len(expected)
+    # a lone candidate has nothing to be ranked against, so it is not simulated
+    assert len(llm.requests) == 1 + (len(expected) if len(expected) > 1 else 0)
 
 
 async def test_unknown_tools_and_duplicates_are_dropped() -> None:
@@ -184,10 +185,10 @@ async def test_only_max_candidates_are_scored() -> None:
 
 
 async def test_garbage_proposal_is_retried_once_with_a_format_reminder(logs: list[dict[str, Any]]) -> None:
-    llm = backend(text("I think reading the file is best."), as_json([READ]), sim(6))
+    llm = backend(text("I think reading the file is best."), as_json([READ, PY]), sim(6), sim(2))
     result = await MCTSReasoner(llm, expand_top=0).select_best_action(TASK, "", TOOLS)
     assert result.action.tool_name == "read_file"
-    assert kinds(llm.requests) == ["propose", "propose", "simulate"]
+    assert kinds(llm.requests) == ["propose", "propose", "simulate", "simulate"]
     retry = llm.requests[1]["messages"]
     assert [m["role"] for m in retry] == ["system", "user", "assistant", "user"]
     assert retry[2]["content"] == "I think reading the file is best."
@@ -325,10 +326,18 @@ async def test_direct_answers_and_failed_simulations_are_not_expanded() -> None:
 
 
 async def test_unparseable_expansion_keeps_the_own_score() -> None:
-    llm = backend(as_json([READ]), sim(6), text("hard to say"))
+    llm = backend(as_json([READ, PY]), sim(6), sim(2), text("hard to say"))
     result = await MCTSReasoner(llm).select_best_action(TASK, "", TOOLS)
     assert result.score == 0.6 and result.candidates[0].child_score is None
     assert "not backed up" in (result.candidates[0].note or "")
+
+
+async def test_a_lone_candidate_is_returned_without_simulation() -> None:
+    llm = backend(as_json([READ]))
+    result = await MCTSReasoner(llm).select_best_action(TASK, "", TOOLS)
+    assert result.provenance == "single" and result.action.tool_name == "read_file"
+    assert result.llm_calls == 1 and kinds(llm.requests) == ["propose"]
+    assert result.score == 0.5 and "not simulated" in (result.candidates[0].note or "")
 
 
 # ------------------------------------------------------------------------------------ ties and records

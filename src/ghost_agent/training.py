@@ -1,5 +1,7 @@
 """What the two trainers (PRM, router) share: label provenance weights, data floors, the report.
 
+The training run itself (read, floors and bail, fit, save) is `linear_trainer.LinearTrainer`.
+
 Sample weights by who decided the outcome (seed 004, DESIGN §6): a human correction is worth 1.0, the agent's
 own checks (verifier, self-play validator, eval) 0.6, a mechanical heuristic 0.3, an LLM teacher's opinion
 (e.g. a self-consistency vote) 0.1.

@@ -34,7 +34,7 @@ def _day(raw: str) -> str:
         raise argparse.ArgumentTypeError(f"invalid day {raw!r}: use YYYY-MM-DD") from None
 
 
-def _when(raw: str) -> datetime | str:
+def parse_when(raw: str) -> datetime | str:
     """A duration back from now ('2h', '7d') or a date / ISO timestamp (passed to the collector as is)."""
     try:
         return datetime.now(timezone.utc) - timedelta(seconds=parse_duration(raw))
@@ -89,8 +89,10 @@ def add_subparser(sub: Any) -> argparse.ArgumentParser:
     stats.set_defaults(func=cmd_trajectories, parser=stats)
 
     export = tsub.add_parser("export", parents=[common], help="JSON lines to stdout (corrections applied)")
-    export.add_argument("--since", type=_when, help="DURATION back from now (7d) or a date/ISO time")
-    export.add_argument("--until", type=_when, help="DURATION back from now or a date/ISO time (a date is inclusive)")
+    export.add_argument("--since", type=parse_when, help="DURATION back from now (7d) or a date/ISO time")
+    export.add_argument(
+        "--until", type=parse_when, help="DURATION back from now or a date/ISO time (a date is inclusive)"
+    )
     export.add_argument("--source", choices=sources)
     export.add_argument("--outcome", choices=outcomes)
     export.set_defaults(func=cmd_trajectories, parser=export)

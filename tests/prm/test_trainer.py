@@ -156,9 +156,12 @@ def test_read_error_is_reported_not_raised() -> None:
         raise OSError("disk went away")
 
     trainer = PRMTrainer(broken())
-    report = trainer.run()
+    with capture_logs() as logs:
+        report = trainer.run()
     assert report.error is not None and "disk went away" in report.error
     assert not report.fit_attempted and trainer.model is None
+    assert report.trajectories_seen == 12  # what was read before the failure is still counted
+    assert [(e["event"], e["stage"]) for e in logs] == [("prm_train_error", "read")]
 
 
 def test_fit_error_is_reported() -> None:

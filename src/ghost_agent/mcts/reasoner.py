@@ -163,7 +163,8 @@ class MCTSReasoner:
         dicts) skips the proposal call. Raises MCTSError when the model proposes no usable action twice; a
         BackendError on the proposal call propagates unchanged (the caller maps it to a status). Simulation
         failures never raise: they score 0.5, and if every one fails the first proposal is returned with
-        provenance `fallback`.
+        provenance `fallback`. A lone candidate without the PRM path is returned unsimulated (provenance
+        `single`).
         """
         started = time.perf_counter()
         tools = normalize_tools(available_tools)
@@ -192,6 +193,11 @@ class MCTSReasoner:
             except _ScorerFailure as exc:
                 log.warning("mcts_prm_fallback", error=str(exc), n_candidates=len(actions))
                 reasons.append(f"prm scorer failed ({exc}); used LLM simulation")
+        if records is None and len(actions) == 1:
+            # Nothing to choose between: a simulation call would cost seconds on a local model and change
+            # nothing. The lone candidate keeps the neutral score and says why.
+            records = [CandidateRecord(action=actions[0], score=NEUTRAL, note="only candidate; not simulated")]
+            provenance = "single"
         if records is None:
             records, provenance, reason = await self._score_llm(ctx, actions)
             if reason:

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from ghost_agent.prm.features import ActionCandidate
 
-Provenance = Literal["prm", "llm_sim", "fallback"]
+Provenance = Literal["prm", "llm_sim", "fallback", "single"]
 
 
 class MCTSError(RuntimeError):

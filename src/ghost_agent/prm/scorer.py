@@ -10,17 +10,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ghost_agent.linear import CheckpointError
+from ghost_agent.live_model import LiveModel
 from ghost_agent.logging import get_logger
 from ghost_agent.prm.features import extract_batch_features, extract_step_features
 from ghost_agent.prm.model import StepValueModel
-
-log = get_logger("prm.scorer")
 
 NEUTRAL = 0.5
 
@@ -38,72 +35,32 @@ def clamp_unit(value: Any) -> float:
     return 0.0 if f < 0.0 else 1.0 if f > 1.0 else f
 
 
-class PRMScorer:
-    """Scores `(state, action)` in [0, 1] with the loaded StepValueModel, or 0.5 without one."""
+class PRMScorer(LiveModel[StepValueModel]):
+    """Scores `(state, action)` in [0, 1] with the loaded StepValueModel, or 0.5 without one.
+
+    Loading, `from_setting`, `set_model` and the model/has_model/model_id/source/swaps attributes come from
+    `LiveModel` (events `prm_loaded`, `prm_model_missing`, `prm_model_unusable`, `prm_swapped`).
+    """
+
+    MODEL = StepValueModel
+    NO_MODEL = "using the neutral scorer (0.5 for everything)"
+    log = get_logger("prm.scorer")
 
     def __init__(self, model: StepValueModel | None = None, *, source: str | None = None) -> None:
-        self._model = model if model is not None and model.is_fitted else None
-        self.source = source  # where the model came from (a path, "trainer"), for logs and /health
-        self.swaps = 0
-
-    @property
-    def model(self) -> StepValueModel | None:
-        """The live model (None = neutral scorer)."""
-        return self._model
-
-    @property
-    def has_model(self) -> bool:
-        """True when a fitted model is loaded (the second of MCTS's three fast-path conditions)."""
-        return self._model is not None
-
-    @property
-    def model_id(self) -> str | None:
-        """The live model's content id, or None."""
-        model = self._model
-        return None if model is None else model.model_id
-
-    @classmethod
-    def load(cls, path: Path) -> PRMScorer:
-        """A scorer with the checkpoint at `path` loaded (CheckpointError if it cannot be used)."""
-        model = StepValueModel.load(Path(path))
-        log.info("prm_loaded", path=str(path), model_id=model.model_id, trained_at=model.metadata.get("trained_at"))
-        return cls(model, source=str(path))
-
-    @classmethod
-    def from_setting(cls, path: str | Path | None) -> PRMScorer:
-        """The daemon's startup rule: no path → neutral; missing or unusable file → warning, neutral."""
-        if not path:
-            return cls()
-        p = Path(path).expanduser()
-        if not p.exists():
-            log.warning("prm_model_missing", path=str(p), action="using the neutral scorer (0.5 for everything)")
-            return cls()
-        try:
-            return cls.load(p)
-        except CheckpointError as exc:
-            log.warning("prm_model_unusable", path=str(p), error=str(exc), action="using the neutral scorer")
-            return cls()
-
-    def set_model(self, model: StepValueModel | None, *, source: str | None = None) -> None:
-        """Hot-swap the live model (None → neutral). The very next `score` uses it."""
-        if model is not None and not model.is_fitted:
-            raise ValueError("cannot swap in an unfitted model")
-        previous = self.model_id
-        self._model = model
-        self.source = source
-        self.swaps += 1
-        log.info("prm_swapped", previous=previous, model_id=self.model_id, source=source)
+        # An unfitted model here is treated as none (neutral), where `set_model` refuses one: a scorer built
+        # from whatever the caller has must still come up.
+        super().__init__(model if model is not None and model.is_fitted else None, source=source)
 
     def score(self, state: Any, action: Any) -> float:
         """P(success) of taking `action` in `state`, clamped to [0, 1]; 0.5 without a model."""
-        model = self._model  # read once: a concurrent set_model cannot change it under us
-        if model is None:
+        live = self._live  # read once: a concurrent set_model cannot change it under us
+        if live is None:
             return NEUTRAL
-        return clamp_unit(model.predict_one(extract_step_features(state, action)))
+        return clamp_unit(live[0].predict_one(extract_step_features(state, action)))
 
     def score_batch(self, state: Any, actions: Iterable[Any]) -> list[float]:
         """`score` for many candidates in one state (one vectorized predict)."""
-        model = self._model
+        model = self.model  # read once, as in `score`
         actions = list(actions)
         if model is None:
             return [NEUTRAL] * len(actions)
@@ -114,7 +71,7 @@ class PRMScorer:
 
     def score_pairs(self, pairs: Iterable[tuple[Any, Any]]) -> list[float]:
         """`score` for `(state, action)` pairs with different states (one vectorized predict)."""
-        model = self._model
+        model = self.model  # read once, as in `score`
         pairs = list(pairs)
         if model is None:
             return [NEUTRAL] * len(pairs)
@@ -129,7 +86,7 @@ class PRMScorer:
             p = self.score(state, action)
             u = 1.0 - 2.0 * abs(p - 0.5)
         except Exception as exc:  # exploration beats silently dropping the candidate
-            log.warning("prm_uncertainty_error", error=repr(exc))
+            self.log.warning("prm_uncertainty_error", error=repr(exc))
             return 1.0
         return u if math.isfinite(u) else 1.0
 

@@ -26,17 +26,15 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
 from ghost_agent.distill.trajectory import Trajectory
-from ghost_agent.linear import CheckpointError, LogisticModel
+from ghost_agent.linear import LogisticModel
+from ghost_agent.live_model import LiveModel
 from ghost_agent.llm.wire import last_user_text
 from ghost_agent.logging import get_logger
 from ghost_agent.router.features import router_features
 from ghost_agent.router.model import RouterModel, is_router_model
-
-log = get_logger("router")
 
 Route = Literal["fast", "agent"]
 FAST: Route = "fast"
@@ -117,8 +115,17 @@ def as_request(value: Any) -> RouterRequest:
     return RouterRequest.from_body(value)
 
 
-class Router:
-    """Decides fast path vs full agent per request; fail-safe to `agent` (see the module docstring)."""
+class Router(LiveModel[LogisticModel]):
+    """Decides fast path vs full agent per request; fail-safe to `agent` (see the module docstring).
+
+    Loading, `from_setting`, `set_model` and the model/has_model/model_id/source/swaps attributes come from
+    `LiveModel` (events `router_loaded`, `router_model_missing`, `router_model_unusable`, `router_swapped`);
+    any fitted core model with the router's kind and layout is accepted, others raise ValueError.
+    """
+
+    MODEL = RouterModel
+    NO_MODEL = "every request takes the full agent"
+    log = get_logger("router")
 
     def __init__(
         self, model: LogisticModel | None = None, *, band: float = DEFAULT_BAND, mode: str = "auto",
@@ -130,64 +137,15 @@ class Router:
             raise ValueError(f"router band must be a number in [0, 0.5], got {band!r}")
         self.band = float(band)
         self.mode = mode
-        self.source = source  # where the model came from (a path, "trainer"), for logs and /health
-        self.swaps = 0
-        self._live: tuple[LogisticModel, str] | None = None
-        if model is not None:
-            self._live = (_checked(model), model.model_id)
+        super().__init__(model, source=source)
 
-    @property
-    def model(self) -> LogisticModel | None:
-        """The live model (None = every auto decision is `agent`, reason `no_model`)."""
-        live = self._live
-        return None if live is None else live[0]
-
-    @property
-    def has_model(self) -> bool:
-        """True when a fitted router model is loaded."""
-        return self._live is not None
-
-    @property
-    def model_id(self) -> str | None:
-        """The live model's content id, or None."""
-        live = self._live
-        return None if live is None else live[1]
-
-    @classmethod
-    def load(cls, path: Path, **kwargs: Any) -> Router:
-        """A router with the checkpoint at `path` loaded (CheckpointError if it cannot be used)."""
-        model = RouterModel.load(Path(path))
-        log.info("router_loaded", path=str(path), model_id=model.model_id, trained_at=model.metadata.get("trained_at"))
-        return cls(model, source=str(path), **kwargs)
-
-    @classmethod
-    def from_setting(cls, path: str | Path | None, **kwargs: Any) -> Router:
-        """The daemon's startup rule: no path → no model; missing or unusable file → warning, no model."""
-        if not path:
-            return cls(**kwargs)
-        p = Path(path).expanduser()
-        if not p.exists():
-            log.warning("router_model_missing", path=str(p), action="every request takes the full agent")
-            return cls(**kwargs)
-        try:
-            return cls.load(p, **kwargs)
-        except CheckpointError as exc:
-            log.warning(
-                "router_model_unusable", path=str(p), error=str(exc), action="every request takes the full agent"
+    def _checked(self, model: LogisticModel) -> LogisticModel:
+        if not is_router_model(model):
+            raise ValueError(
+                f"not a fitted router model (kind {getattr(model, 'kind', None)!r}, "
+                f"fitted={getattr(model, 'is_fitted', False)})"
             )
-            return cls(**kwargs)
-
-    def set_model(self, model: LogisticModel | None, *, source: str | None = None) -> None:
-        """Hot-swap the live model (None → no model). The very next `dispatch` uses it.
-
-        Raises ValueError for an unfitted model or one that is not a router model (e.g. a PRM).
-        """
-        live = None if model is None else (_checked(model), model.model_id)
-        previous = self.model_id
-        self._live = live  # the one assignment a concurrent dispatch can observe
-        self.source = source
-        self.swaps += 1
-        log.info("router_swapped", previous=previous, model_id=self.model_id, source=source)
+        return model
 
     def dispatch(self, request: Any) -> RouterDecision:
         """The route for a RouterRequest, an OpenAI chat body or a text. Deterministic; never raises."""
@@ -205,7 +163,7 @@ class Router:
                 return RouterDecision(AGENT, None, REASON_EMPTY, model_id)
             p = _predict(live[0], req)
         except Exception as exc:
-            log.warning("router_dispatch_error", error=repr(exc), model_id=model_id)
+            self.log.warning("router_dispatch_error", error=repr(exc), model_id=model_id)
             return RouterDecision(AGENT, None, REASON_ERROR, model_id)
         if p < 0.5 - self.band:
             return RouterDecision(FAST, p, REASON_FAST, model_id)
@@ -230,15 +188,6 @@ def _predict(model: LogisticModel, req: RouterRequest) -> float:
     if not 0.0 <= p <= 1.0:  # also catches NaN: the core never returns one, but a wrong p must not route
         raise ValueError(f"model returned p={p!r}")
     return p
-
-
-def _checked(model: LogisticModel) -> LogisticModel:
-    if not is_router_model(model):
-        raise ValueError(
-            f"not a fitted router model (kind {getattr(model, 'kind', None)!r}, "
-            f"fitted={getattr(model, 'is_fitted', False)})"
-        )
-    return model
 
 
 __all__ = [

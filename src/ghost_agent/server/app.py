@@ -21,6 +21,8 @@ from ghost_agent.distill.collector import TrajectoryCollector
 from ghost_agent.home import GhostHome
 from ghost_agent.llm.base import LLMBackend
 from ghost_agent.logging import configure_logging, get_logger
+from ghost_agent.prm.scorer import PRMScorer
+from ghost_agent.router.dispatch import Router
 from ghost_agent.server.chat.route import router as chat_router
 from ghost_agent.server.errors import install_error_handlers
 from ghost_agent.server.metrics import Metrics
@@ -60,6 +62,26 @@ async def _flush_trajectories_periodically(ctx: AppContext, every_s: float) -> N
             await asyncio.to_thread(ctx.collector.flush)
         except OSError as exc:
             log.error("trajectory_flush_failed", error=repr(exc))
+
+
+def load_learned_models(ctx: AppContext) -> None:
+    """Attach the PRM and router checkpoints: the configured path, else the home's self-trained one if present.
+
+    A missing or unusable checkpoint is a logged warning and a neutral model (PRM 0.5 for everything, router
+    always `agent`), never a startup failure.
+    """
+    settings, home = ctx.settings, ctx.home
+    prm_path = settings.prm_model or (home.prm_checkpoint if home.prm_checkpoint.exists() else None)
+    router_path = settings.router_model or (home.router_checkpoint if home.router_checkpoint.exists() else None)
+    ctx.prm_scorer = PRMScorer.from_setting(prm_path)
+    ctx.router = Router.from_setting(router_path)
+    log.info(
+        "learned_models",
+        prm=ctx.prm_scorer.model_id,
+        prm_source=ctx.prm_scorer.source,
+        router=ctx.router.model_id,
+        router_source=ctx.router.source,
+    )
 
 
 async def _start_backend(ctx: AppContext) -> None:
@@ -110,6 +132,7 @@ def build_app(
         if configure_logs:
             sink = configure_logging(home.log_file, level=settings.log_level, console_format=settings.log_format)
         log.info("startup", version=__version__, backend=backend.kind, settings=settings.public_dict())
+        load_learned_models(ctx)
         # The asyncio.Event must belong to the serving loop, not the one (if any) that built the app.
         ctx.backend_ready = asyncio.Event()
         start = ctx.spawn(_start_backend(ctx), "backend-start")

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Request
 from starlette.responses import Response
 
 from ghost_agent import __version__
-from ghost_agent.server.chat.protocol import BackendStatus, Health, ModelCard, ModelList
+from ghost_agent.server.chat.protocol import BackendStatus, Health, LearnedModelStatus, ModelCard, ModelList
 from ghost_agent.server.openapi import error_responses
 from ghost_agent.server.state import AppContext
 
@@ -56,6 +56,14 @@ async def health(request: Request) -> Health:
         backend=backend,
         model=ctx.served_model,
         uptime_s=round(time.time() - ctx.started_at, 3),
+        learned={
+            "prm": LearnedModelStatus(
+                loaded=ctx.prm_scorer.has_model, model_id=ctx.prm_scorer.model_id, source=ctx.prm_scorer.source
+            ),
+            "router": LearnedModelStatus(
+                loaded=ctx.router.has_model, model_id=ctx.router.model_id, source=ctx.router.source
+            ),
+        },
         extra=dict(ctx.health_extra),
     )
 

@@ -12,6 +12,8 @@ from ghost_agent.agent.pipeline import TurnPipeline
 from ghost_agent.distill.collector import TrajectoryCollector
 from ghost_agent.home import GhostHome
 from ghost_agent.llm.base import LLMBackend
+from ghost_agent.prm.scorer import PRMScorer
+from ghost_agent.router.dispatch import Router
 from ghost_agent.server.metrics import Metrics
 from ghost_agent.settings import Settings
 
@@ -32,6 +34,10 @@ class AppContext:
     backend_error: str | None = None
     tasks: set[asyncio.Task[Any]] = field(default_factory=set)
     services: set[asyncio.Task[Any]] = field(default_factory=set)
+    # Always present (neutral until a checkpoint loads), so call sites never branch on availability; the
+    # watchdog's retrain phases hot-swap new weights into these same objects.
+    prm_scorer: PRMScorer = field(default_factory=PRMScorer)
+    router: Router = field(default_factory=Router)
     # Facts other subsystems publish in /health (the sandbox backend, loaded checkpoints, ...).
     health_extra: dict[str, Any] = field(default_factory=dict)
 

@@ -193,6 +193,14 @@ class BackendStatus(BaseModel):
     detail: str = ""
 
 
+class LearnedModelStatus(BaseModel):
+    """A learned model the daemon uses (PRM, router): loaded or neutral, which checkpoint, which weights."""
+
+    loaded: bool
+    model_id: str | None = None
+    source: str | None = None
+
+
 class Health(BaseModel):
     """`GET /health`."""
 
@@ -201,4 +209,5 @@ class Health(BaseModel):
     backend: BackendStatus
     model: str
     uptime_s: float
+    learned: dict[str, LearnedModelStatus] = Field(default_factory=dict)
     extra: dict[str, Any] = Field(default_factory=dict)
