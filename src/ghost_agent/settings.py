@@ -166,6 +166,38 @@ class Settings:
         default="console",
         metadata=_meta("logging", "Console log format (the file is always JSON lines).", choices=("json", "console")),
     )
+    # --- sandbox (model-written code)
+    sandbox: str = field(
+        default="auto",
+        metadata=_meta(
+            "sandbox",
+            "Sandbox backend: auto = the strongest that passes the startup probe; bwrap = bubblewrap or no code "
+            "runs at all (never the unisolated fallback); subprocess = the unisolated restricted-subprocess "
+            "fallback.",
+            choices=("auto", "bwrap", "subprocess"),
+        ),
+    )
+    sandbox_timeout_s: float = field(
+        default=30.0, metadata=_meta("sandbox", "Default wall-clock limit of one execution (seconds).", lo=0.1)
+    )
+    sandbox_memory_mb: int = field(
+        default=512, metadata=_meta("sandbox", "Default memory limit of one execution (MB).", lo=16)
+    )
+    sandbox_max_procs: int = field(
+        default=64, metadata=_meta("sandbox", "Processes/threads one execution may run.", lo=1)
+    )
+    sandbox_concurrency: int = field(
+        default=0, metadata=_meta("sandbox", "Executions running at once (0 = one per CPU core).", lo=0)
+    )
+    sandbox_max_output_kb: int = field(
+        default=64, metadata=_meta("sandbox", "Output kept per stream (KB); the rest is marked truncated.", lo=1)
+    )
+    workspace_quota_mb: int = field(
+        default=256, metadata=_meta("sandbox", "Size limit of one session's workspace (MB).", lo=1)
+    )
+    workspace_max_age_days: float = field(
+        default=7.0, metadata=_meta("sandbox", "Workspaces untouched this long are deleted (days; 0 = never).", lo=0)
+    )
     # --- learning (stored now, used by later stages)
     prm_model: Path | None = field(
         default=None,

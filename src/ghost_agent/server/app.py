@@ -23,6 +23,7 @@ from ghost_agent.llm.base import LLMBackend
 from ghost_agent.logging import configure_logging, get_logger
 from ghost_agent.prm.scorer import PRMScorer
 from ghost_agent.router.dispatch import Router
+from ghost_agent.sandbox.workspace import Workspaces
 from ghost_agent.server.chat.route import router as chat_router
 from ghost_agent.server.errors import install_error_handlers
 from ghost_agent.server.metrics import Metrics
@@ -84,6 +85,32 @@ def load_learned_models(ctx: AppContext) -> None:
     )
 
 
+async def detect_sandbox(ctx: AppContext) -> None:
+    """Probe the sandbox layers off the event loop and publish the result (cached per process and settings).
+
+    Never fatal: without a usable sandbox the daemon still chats, and code-running tools report why they
+    cannot run. An unisolated fallback is logged loudly by the detection itself.
+    """
+    from ghost_agent.sandbox.base import SandboxError
+    from ghost_agent.sandbox.detect import get_detection
+
+    try:
+        ctx.sandbox = await asyncio.to_thread(get_detection, ctx.settings)
+    except SandboxError as exc:
+        ctx.sandbox_error = str(exc)
+        log.error("sandbox_unavailable", mode=ctx.settings.sandbox, error=ctx.sandbox_error)
+
+
+async def clean_workspaces(ctx: AppContext) -> None:
+    """Delete workspaces idle longer than `--workspace-max-age-days` (off the event loop; errors are logged)."""
+    if ctx.workspaces is None:
+        return
+    try:
+        await asyncio.to_thread(ctx.workspaces.cleanup)
+    except OSError as exc:
+        log.warning("workspace_cleanup_failed", error=repr(exc))
+
+
 async def _start_backend(ctx: AppContext) -> None:
     try:
         await ctx.backend.start()
@@ -133,6 +160,11 @@ def build_app(
             sink = configure_logging(home.log_file, level=settings.log_level, console_format=settings.log_format)
         log.info("startup", version=__version__, backend=backend.kind, settings=settings.public_dict())
         load_learned_models(ctx)
+        ctx.workspaces = Workspaces(
+            home.workspace, quota_mb=settings.workspace_quota_mb, max_age_days=settings.workspace_max_age_days
+        )
+        ctx.spawn(detect_sandbox(ctx), "sandbox-detect")
+        ctx.spawn(clean_workspaces(ctx), "workspace-cleanup")
         # The asyncio.Event must belong to the serving loop, not the one (if any) that built the app.
         ctx.backend_ready = asyncio.Event()
         start = ctx.spawn(_start_backend(ctx), "backend-start")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import Literal
+from typing import Any, Literal
 
 from fastapi import APIRouter, Request
 from starlette.responses import Response
@@ -64,8 +64,17 @@ async def health(request: Request) -> Health:
                 loaded=ctx.router.has_model, model_id=ctx.router.model_id, source=ctx.router.source
             ),
         },
+        sandbox=_sandbox_status(ctx),
         extra=dict(ctx.health_extra),
     )
+
+
+def _sandbox_status(ctx: AppContext) -> dict[str, Any]:
+    if ctx.sandbox is not None:
+        return {"status": "ready", **ctx.sandbox.to_dict()}
+    if ctx.sandbox_error is not None:
+        return {"status": "unavailable", "error": ctx.sandbox_error}
+    return {"status": "probing"}
 
 
 @router.get(

@@ -14,6 +14,8 @@ from ghost_agent.home import GhostHome
 from ghost_agent.llm.base import LLMBackend
 from ghost_agent.prm.scorer import PRMScorer
 from ghost_agent.router.dispatch import Router
+from ghost_agent.sandbox.detect import Detection
+from ghost_agent.sandbox.workspace import Workspaces
 from ghost_agent.server.metrics import Metrics
 from ghost_agent.settings import Settings
 
@@ -38,6 +40,11 @@ class AppContext:
     # watchdog's retrain phases hot-swap new weights into these same objects.
     prm_scorer: PRMScorer = field(default_factory=PRMScorer)
     router: Router = field(default_factory=Router)
+    # The sandbox is probed in the background at startup (about 0.1 s): `sandbox` stays None until then, and
+    # stays None with `sandbox_error` set when no backend may run code (e.g. --sandbox bwrap without bwrap).
+    workspaces: Workspaces | None = None
+    sandbox: Detection | None = None
+    sandbox_error: str | None = None
     # Facts other subsystems publish in /health (the sandbox backend, loaded checkpoints, ...).
     health_extra: dict[str, Any] = field(default_factory=dict)
 

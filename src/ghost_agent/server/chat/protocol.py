@@ -210,4 +210,9 @@ class Health(BaseModel):
     model: str
     uptime_s: float
     learned: dict[str, LearnedModelStatus] = Field(default_factory=dict)
+    sandbox: dict[str, Any] = Field(
+        default_factory=dict,
+        description="The sandbox for model-written code: backend, what it isolates, probe results "
+        "({'status': 'probing'} right after startup, {'status': 'unavailable', 'error': ...} if none may run).",
+    )
     extra: dict[str, Any] = Field(default_factory=dict)

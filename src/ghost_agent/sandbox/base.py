@@ -1,0 +1,165 @@
+"""The sandbox contract: run model-written code with limits, get an `ExecResult` back (DESIGN §1c).
+
+Backends are siblings behind `SandboxBackend` (bubblewrap, restricted subprocess), picked by detection
+(`sandbox/detect.py`). Every backend enforces the same `ExecLimits` as far as it can and reports honestly what
+it isolates (`Isolation`), so the daemon, `/health` and `ghost-agent doctor` can say it out loud.
+"""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+import os
+import weakref
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+Language = Literal["python", "bash"]
+LANGUAGES: tuple[str, ...] = ("python", "bash")
+
+TRUNCATION_MARKER = "\n[... output truncated: {dropped} bytes dropped ...]\n"
+
+
+class SandboxError(Exception):
+    """The sandbox itself failed (could not start the process, bad request), not the code it ran."""
+
+
+@dataclass(frozen=True)
+class ExecLimits:
+    """What one execution may use. Backends enforce what they can and never silently raise a limit."""
+
+    timeout_s: float = 30.0
+    memory_mb: int = 512
+    max_procs: int = 64  # processes/threads inside the sandbox (fork bombs hit this)
+    max_output_bytes: int = 64 * 1024  # per stream; the rest is dropped behind TRUNCATION_MARKER
+    max_file_mb: int = 64  # largest file the code may write (RLIMIT_FSIZE)
+    max_open_files: int = 256
+
+    def __post_init__(self) -> None:
+        if not (self.timeout_s > 0):
+            raise ValueError(f"timeout_s must be > 0, got {self.timeout_s}")
+        for name in ("memory_mb", "max_procs", "max_output_bytes", "max_file_mb", "max_open_files"):
+            if int(getattr(self, name)) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+
+
+@dataclass
+class ExecResult:
+    """What happened: output (capped), exit status and why it ended.
+
+    `exit_code` is the process's exit status, or -N when killed by signal N. `timed_out` means we killed it
+    at the deadline; `oom_killed` means it ran out of its memory limit (a cgroup OOM kill, or an allocation
+    refused under the address-space limit); `truncated` means some output was dropped.
+    """
+
+    stdout: str = ""
+    stderr: str = ""
+    exit_code: int | None = None
+    timed_out: bool = False
+    oom_killed: bool = False
+    truncated: bool = False
+    duration_ms: float = 0.0
+    backend: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """Exited 0 without being killed."""
+        return self.exit_code == 0 and not self.timed_out and not self.oom_killed
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (what `ghost-agent sandbox run` prints)."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Isolation:
+    """What a backend isolates; `reason` says why a stronger layer was not used (empty for the best one)."""
+
+    backend: str
+    isolated: bool  # network + filesystem isolation (False for the restricted-subprocess fallback)
+    network: bool
+    filesystem: bool
+    pid_namespace: bool
+    memory_limit: str  # "cgroup" | "rlimit" | "none"
+    process_limit: str  # "cgroup" | "rlimit" | "none"
+    reason: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (`/health`, `sandbox info`)."""
+        return asdict(self)
+
+
+class SandboxBackend(abc.ABC):
+    """Runs one program in isolation. Implementations are safe to call concurrently from the event loop:
+    `run` bounds concurrency with a semaphore and does blocking work in a thread."""
+
+    name: str = "abstract"
+
+    def __init__(self, *, concurrency: int | None = None) -> None:
+        self.concurrency = max(1, concurrency or os.cpu_count() or 1)
+        self._semaphores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    @property
+    @abc.abstractmethod
+    def isolation(self) -> Isolation:
+        """What this backend isolates (and why nothing stronger was used)."""
+
+    @abc.abstractmethod
+    def run_sync(
+        self,
+        language: str,
+        source: str,
+        *,
+        limits: ExecLimits,
+        workspace: Path | None = None,
+        stdin: str | None = None,
+    ) -> ExecResult:
+        """Run `source` (Python code, or a bash script) to completion or the limits; blocking.
+
+        Raises SandboxError for a request it cannot run (unknown language, missing workspace) or when the
+        sandbox machinery itself fails; the program's own failures are reported in the ExecResult.
+        """
+
+    async def run(
+        self,
+        language: str,
+        source: str,
+        *,
+        limits: ExecLimits | None = None,
+        workspace: Path | None = None,
+        stdin: str | None = None,
+    ) -> ExecResult:
+        """`run_sync` off the event loop, at most `concurrency` at a time (per event loop)."""
+        loop = asyncio.get_running_loop()
+        sem = self._semaphores.get(loop)
+        if sem is None:
+            sem = self._semaphores[loop] = asyncio.Semaphore(self.concurrency)
+        async with sem:
+            return await asyncio.to_thread(
+                self.run_sync, language, source, limits=limits or ExecLimits(), workspace=workspace, stdin=stdin
+            )
+
+
+def check_language(language: str) -> str:
+    """The language, or SandboxError naming the supported ones."""
+    if language not in LANGUAGES:
+        raise SandboxError(f"unsupported language {language!r} (supported: {', '.join(LANGUAGES)})")
+    return language
+
+
+__all__ = [
+    "ExecLimits",
+    "ExecResult",
+    "Isolation",
+    "LANGUAGES",
+    "Language",
+    "SandboxBackend",
+    "SandboxError",
+    "TRUNCATION_MARKER",
+    "check_language",
+]

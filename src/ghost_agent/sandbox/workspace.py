@@ -1,0 +1,213 @@
+"""Per-session workspaces under `$GHOST_HOME/workspace/<session>`: persistent across a session's turns,
+size-checked, and deleted when untouched for `max_age_days`.
+
+Only directories are created here; the sandbox backend binds a workspace at /workspace and makes it writable
+for the sandbox user (chown 65534) itself. Quota: the tool layer calls `check_quota(session)`: `file_system`
+refuses writes past it; code still runs (it is how the model deletes files) with RLIMIT_FSIZE lowered to what is
+left of the quota, and the reply says the workspace is over quota. Nothing here follows a symlink: a workspace is written by
+model code, which may plant links to anywhere.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+import shutil
+import stat
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ghost_agent.logging import get_logger
+from ghost_agent.sandbox.base import SandboxError
+
+log = get_logger("sandbox.workspace")
+
+_SAFE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+_PREFIX_CHARS = 40
+
+
+def workspace_name(session_id: str) -> str:
+    """The directory name for a session: the id itself when it is short and made of [A-Za-z0-9._-] (not
+    starting with a dot or dash), else a readable sanitized prefix plus a hash of the full id, so distinct ids
+    never share a directory and no id can name a path outside the root."""
+    if _SAFE.fullmatch(session_id):
+        return session_id
+    prefix = re.sub(r"[^A-Za-z0-9._-]", "_", session_id)[:_PREFIX_CHARS].lstrip(".-") or "_"
+    digest = hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return f"{prefix}-{digest}"
+
+
+@dataclass(frozen=True)
+class QuotaStatus:
+    """Bytes used by a workspace (regular files, symlinks not followed) against its limit."""
+
+    used: int
+    limit: int
+    exceeded: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return asdict(self)
+
+
+@dataclass
+class CleanupReport:
+    """What one `cleanup` did: removed workspace names, bytes freed, names skipped because in use, errors."""
+
+    removed: list[str] = field(default_factory=list)
+    freed_bytes: int = 0
+    kept: int = 0
+    skipped_active: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return asdict(self)
+
+
+def _scan(path: Path) -> tuple[int, float]:
+    """(bytes of regular files, newest mtime) under `path`, lstat only: symlinks count as themselves."""
+    st = path.lstat()
+    total, newest = 0, st.st_mtime
+    stack = [path]
+    while stack:
+        current = stack.pop()
+        try:
+            entries = list(os.scandir(current))
+        except OSError:
+            continue  # vanished or unreadable mid-walk: count what we can see
+        for entry in entries:
+            try:
+                est = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            newest = max(newest, est.st_mtime)
+            if stat.S_ISDIR(est.st_mode):
+                stack.append(Path(entry.path))
+            elif stat.S_ISREG(est.st_mode):
+                total += est.st_size
+    return total, newest
+
+
+def _make_writable_and_retry(func: Callable[..., Any], path: str, _exc: Any) -> None:
+    # Model code may chmod its files or dirs to 0; the owner (or root) can always restore write permission.
+    parent = os.path.dirname(path)
+    with contextlib.suppress(OSError):
+        os.chmod(parent, stat.S_IRWXU)
+    with contextlib.suppress(OSError):
+        if not os.path.islink(path):
+            os.chmod(path, stat.S_IRWXU)
+    func(path)
+
+
+def _rmtree(path: Path) -> None:
+    # rmtree never follows symlinks (it unlinks them); only its error-handler keyword differs across versions.
+    if sys.version_info >= (3, 12):
+        shutil.rmtree(path, onexc=_make_writable_and_retry)
+    else:
+        shutil.rmtree(path, onerror=_make_writable_and_retry)
+
+
+class Workspaces:
+    """The workspace root and its per-session directories; thread-safe.
+
+    `path_for(session)` creates (0700) or reuses the session's directory and marks it used now. `active(session)`
+    is a context manager that protects a workspace from `cleanup` while a turn runs in it (in-memory: cleanup
+    runs inside the daemon, the only writer of the root).
+    """
+
+    def __init__(self, root: Path, *, quota_mb: float, max_age_days: float) -> None:
+        self.root = Path(root)
+        self.quota_bytes = int(quota_mb * 1024 * 1024)
+        self.max_age_days = max_age_days
+        self._lock = threading.Lock()
+        self._active: Counter[str] = Counter()
+
+    def _resolved_root(self) -> Path:
+        self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        return self.root.resolve()
+
+    def path_for(self, session_id: str) -> Path:
+        """The session's workspace directory (created on demand, mtime refreshed). SandboxError if something
+        that is not a real directory (e.g. a symlink) sits at its place."""
+        root = self._resolved_root()
+        path = root / workspace_name(session_id)
+        if path.parent != root:  # cannot happen with workspace_name's charset; kept as the invariant
+            raise SandboxError(f"workspace for {session_id!r} would escape {root}")
+        try:
+            path.mkdir(mode=0o700)
+        except FileExistsError:
+            if path.is_symlink() or not path.is_dir():
+                raise SandboxError(f"workspace {path} is not a directory (refusing to use it)") from None
+        os.utime(path)  # "used now": cleanup ages workspaces by their newest mtime
+        return path
+
+    def existing(self, session_id: str) -> Path | None:
+        """The session's workspace if it exists as a real directory (never creates it)."""
+        path = self.root / workspace_name(session_id)
+        return path if path.is_dir() and not path.is_symlink() else None
+
+    def usage(self, session_id: str) -> int:
+        """Bytes of regular files in the session's workspace (0 when it does not exist); symlinks not followed."""
+        path = self.existing(session_id)
+        return _scan(path)[0] if path is not None else 0
+
+    def check_quota(self, session_id: str) -> QuotaStatus:
+        """Usage against the quota; `exceeded` means used > limit (the tool layer then refuses writes)."""
+        used = self.usage(session_id)
+        return QuotaStatus(used=used, limit=self.quota_bytes, exceeded=used > self.quota_bytes)
+
+    @contextlib.contextmanager
+    def active(self, session_id: str) -> Iterator[Path]:
+        """Yield the session's workspace, protected from `cleanup` until the block exits (reentrant)."""
+        name = workspace_name(session_id)
+        with self._lock:
+            self._active[name] += 1
+        try:
+            yield self.path_for(session_id)
+        finally:
+            with self._lock:
+                self._active[name] -= 1
+                if self._active[name] <= 0:
+                    del self._active[name]
+
+    def cleanup(self, now: float | None = None) -> CleanupReport:
+        """Delete workspaces whose newest mtime (anything inside, lstat) is older than `max_age_days`
+        (0 = never). Skips active workspaces and anything in the root that is not a real directory; never
+        follows a symlink. Logs `workspace_cleanup`."""
+        report = CleanupReport()
+        if self.max_age_days <= 0 or not self.root.is_dir():
+            return report
+        now = time.time() if now is None else now
+        cutoff = now - self.max_age_days * 86400
+        for entry in sorted(os.scandir(self.root), key=lambda e: e.name):
+            if not entry.is_dir(follow_symlinks=False):
+                continue
+            # Held through the removal so a turn entering `active()` meanwhile waits, then recreates the dir.
+            with self._lock:
+                if self._active.get(entry.name):
+                    report.skipped_active.append(entry.name)
+                    continue
+                try:
+                    size, newest = _scan(Path(entry.path))
+                    if newest >= cutoff:
+                        report.kept += 1
+                        continue
+                    _rmtree(Path(entry.path))
+                except OSError as exc:
+                    report.errors.append(f"{entry.name}: {exc}")
+                    continue
+            report.removed.append(entry.name)
+            report.freed_bytes += size
+        log.info("workspace_cleanup", root=str(self.root), removed=len(report.removed), kept=report.kept,
+                 freed_bytes=report.freed_bytes, skipped_active=len(report.skipped_active),
+                 errors=len(report.errors))
+        return report

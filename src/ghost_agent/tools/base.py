@@ -1,0 +1,291 @@
+"""The tool contract: a named, schema-described action the agent can take, returning a `ToolResult`.
+
+A tool never raises to its caller for anything the model did wrong; it returns `ToolResult.failure(...)`,
+whose `error` is one line "<tool>: <what went wrong>[; hint]" and whose message for the model starts with
+"ERROR: ". The registry (`registry.py`) validates arguments against `parameters` before `run` and turns any
+exception that still escapes into an error result, so the tool loop only ever sees results.
+"""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+import dataclasses
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from ghost_agent.sandbox.base import ExecLimits, ExecResult, SandboxBackend, SandboxError
+from ghost_agent.sandbox.workspace import Workspaces
+from ghost_agent.tools.confine import workspace_usage
+
+JSON = dict[str, Any]
+MemorySearcher = Callable[[str, int], Awaitable[list[dict[str, Any]]]]
+"""`await searcher(query, k)` → up to k memories, each a dict with at least `task` and `solution`."""
+
+TRUNCATION_TEMPLATE = "\n[... truncated {dropped} chars ...]\n"
+PREVIEW_CHARS = 500  # what a trajectory step keeps of a result
+
+
+def one_line(text: str, limit: int = 400) -> str:
+    """`text` collapsed to a single line of at most `limit` chars (errors are read by models and grep)."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+def cap_text(text: str, cap: int) -> tuple[str, int]:
+    """`text` cut to about `cap` chars with a visible marker in the middle; returns (text, chars dropped).
+
+    Head and tail are both kept (2/3 head, 1/3 tail) because the end of an output is often what matters: a
+    traceback's last line, a test summary, the final print.
+    """
+    if cap <= 0 or len(text) <= cap:
+        return text, 0
+    head = (cap * 2) // 3
+    tail = cap - head
+    dropped = len(text) - head - tail
+    return text[:head] + TRUNCATION_TEMPLATE.format(dropped=dropped) + text[len(text) - tail:], dropped
+
+
+def human_size(size: int) -> str:
+    """Bytes as a short human figure: 512 B, 1.2 KB, 3.4 MB."""
+    value = float(size)
+    for unit in ("B", "KB", "MB", "GB"):
+        if value < 1024 or unit == "GB":
+            return f"{int(value)} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{size} B"  # unreachable; keeps mypy sure of the return
+
+
+@dataclass
+class ToolResult:
+    """What a tool call produced.
+
+    `output` is the result text (for exec tools also on failure: the traceback is what the model needs);
+    `error` is None on success, else one line "<tool>: <what went wrong>[; hint]". `data` holds structured
+    details for trajectories (exit code, paths, counts); `truncated` is set when any output was dropped, by
+    the tool, the sandbox, or the registry's result cap.
+    """
+
+    ok: bool
+    output: str = ""
+    error: str | None = None
+    truncated: bool = False
+    data: JSON = field(default_factory=dict)
+    duration_ms: float = 0.0
+    tool: str = ""
+
+    @classmethod
+    def success(cls, output: str, *, truncated: bool = False, data: JSON | None = None) -> ToolResult:
+        """An ok result."""
+        return cls(ok=True, output=output, truncated=truncated, data=dict(data or {}))
+
+    @classmethod
+    def failure(
+        cls,
+        tool: str,
+        what: str,
+        *,
+        hint: str | None = None,
+        output: str = "",
+        truncated: bool = False,
+        data: JSON | None = None,
+    ) -> ToolResult:
+        """A failed result with the normalized one-line error "<tool>: <what>[; <hint>]"."""
+        error = f"{tool}: {one_line(what)}" + (f"; {one_line(hint)}" if hint else "")
+        return cls(ok=False, output=output, error=one_line(error, 600), truncated=truncated,
+                   data=dict(data or {}), tool=tool)
+
+    def capped(self, cap: int) -> ToolResult:
+        """This result with `output` cut to `cap` chars behind a visible marker (in place; returns self)."""
+        text, dropped = cap_text(self.output, cap)
+        if dropped:
+            self.output = text
+            self.truncated = True
+            self.data["truncated_chars"] = self.data.get("truncated_chars", 0) + dropped
+        return self
+
+    def to_message(self) -> str:
+        """The text the model sees: the output, or "ERROR: <error>" followed by any output."""
+        if self.ok:
+            return self.output if self.output else "(no output)"
+        head = f"ERROR: {self.error or 'failed'}"
+        return f"{head}\n{self.output}" if self.output else head
+
+    def to_dict(self) -> JSON:
+        """A JSON-ready summary for a trajectory step (the message is kept as a bounded `result_preview`)."""
+        preview, _ = cap_text(self.to_message(), PREVIEW_CHARS)
+        return {
+            "tool": self.tool,
+            "ok": self.ok,
+            "error": self.error,
+            "truncated": self.truncated,
+            "duration_ms": round(self.duration_ms, 1),
+            "result_preview": preview,
+            "data": self.data,
+        }
+
+
+@dataclass
+class ToolContext:
+    """What a call may touch: the session's workspace, the sandbox and its default limits, the quota and
+    the memory store. Built per turn by the agent; tools must not reach anything not given here."""
+
+    workspace: Path
+    session_id: str = "default"
+    sandbox: SandboxBackend | None = None
+    limits: ExecLimits = field(default_factory=ExecLimits)
+    memory_searcher: MemorySearcher | None = None
+    quota_bytes: int | None = None  # the workspace's size limit; None = unlimited
+
+    @classmethod
+    def for_session(
+        cls,
+        workspaces: Workspaces,
+        session_id: str,
+        *,
+        sandbox: SandboxBackend | None = None,
+        limits: ExecLimits | None = None,
+        memory_searcher: MemorySearcher | None = None,
+    ) -> ToolContext:
+        """The context for one session: its workspace (created if needed) and the workspaces' quota."""
+        return cls(
+            workspace=workspaces.path_for(session_id),
+            session_id=session_id,
+            sandbox=sandbox,
+            limits=limits or ExecLimits(),
+            memory_searcher=memory_searcher,
+            quota_bytes=workspaces.quota_bytes,
+        )
+
+
+class Tool(abc.ABC):
+    """One action the agent can take. Subclasses set `name`, `description`, `parameters` (a JSON schema
+    object within the subset `schema.py` enforces) and `result_cap`, and implement `run`.
+
+    `run` receives arguments already validated against `parameters` (defaults not filled in) and returns a
+    ToolResult; raising is a bug the registry reports as "internal error".
+    """
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    parameters: ClassVar[JSON]
+    result_cap: ClassVar[int] = 8000  # chars of output the model sees; the rest behind a marker
+
+    @abc.abstractmethod
+    async def run(self, args: JSON, ctx: ToolContext) -> ToolResult:
+        """Do the action for the validated `args` within `ctx`."""
+
+    def fail(self, what: str, *, hint: str | None = None, **kwargs: Any) -> ToolResult:
+        """`ToolResult.failure` under this tool's name."""
+        return ToolResult.failure(self.name, what, hint=hint, **kwargs)
+
+
+class SandboxTool(Tool):
+    """A tool that runs one program in the sandbox, in the session's workspace (the python and bash tools).
+
+    Subclasses set `language` and implement `source(args)`. Arguments `timeout_s` (capped by the context's
+    limit, never raised) and `stdin` are handled here. The result is ok exactly when the program exited 0
+    in time; its output is stdout, then stderr under "--- stderr ---", then a status line when it failed.
+
+    Quota: the largest file the program may write (RLIMIT_FSIZE) is lowered to what is left of the
+    workspace quota, 1 MB at least. An over-quota workspace still runs programs, since deleting files is
+    how the model gets back under, and the output ends with a line saying so.
+    """
+
+    language: ClassVar[str]
+    result_cap = 12000
+
+    @abc.abstractmethod
+    def source(self, args: JSON) -> str:
+        """The program text to run for `args`."""
+
+    async def run(self, args: JSON, ctx: ToolContext) -> ToolResult:
+        """Run the program; sandbox failures become error results, never exceptions."""
+        if ctx.sandbox is None:
+            return self.fail("no sandbox is attached", hint="code execution is unavailable in this session")
+        limits = ctx.limits
+        if args.get("timeout_s") is not None:
+            limits = dataclasses.replace(limits, timeout_s=min(float(args["timeout_s"]), limits.timeout_s))
+        try:
+            ctx.workspace.mkdir(parents=True, exist_ok=True)
+            limits, quota_note = await self._quota_limits(ctx, limits)
+            result = await ctx.sandbox.run(
+                self.language, self.source(args), limits=limits, workspace=ctx.workspace, stdin=args.get("stdin")
+            )
+        except (SandboxError, OSError) as exc:
+            return self.fail(f"the sandbox could not run the {self.language} program: {exc}")
+        tool_result = self.to_result(result, limits)
+        if quota_note:
+            tool_result.output = f"{tool_result.output}\n{quota_note}" if tool_result.output else quota_note
+            tool_result.data["over_quota"] = True
+        return tool_result
+
+    async def _quota_limits(self, ctx: ToolContext, limits: ExecLimits) -> tuple[ExecLimits, str | None]:
+        if ctx.quota_bytes is None:
+            return limits, None
+        used = await asyncio.to_thread(workspace_usage, ctx.workspace)
+        left_mb = max(1, (ctx.quota_bytes - used) // (1024 * 1024))
+        if left_mb < limits.max_file_mb:
+            limits = dataclasses.replace(limits, max_file_mb=left_mb)
+        if used <= ctx.quota_bytes:  # as Workspaces.check_quota: exceeded means used > limit
+            return limits, None
+        return limits, (f"[workspace over quota: {human_size(used)} used of {human_size(ctx.quota_bytes)}; delete "
+                        "files — until then each file written is capped at 1 MB]")
+
+    def to_result(self, result: ExecResult, limits: ExecLimits) -> ToolResult:
+        """The ExecResult as the model should read it (see the class docstring)."""
+        parts = []
+        if result.stdout:
+            parts.append(result.stdout.rstrip("\n"))
+        if result.stderr:
+            parts.append("--- stderr ---\n" + result.stderr.rstrip("\n"))
+        status, what, hint = _status(result, limits)
+        if status:
+            parts.append(status)
+        data: JSON = {
+            "exit_code": result.exit_code,
+            "timed_out": result.timed_out,
+            "oom_killed": result.oom_killed,
+            "backend": result.backend,
+            "exec_ms": round(result.duration_ms, 1),
+        }
+        if result.notes:
+            data["notes"] = list(result.notes)
+        output = "\n".join(parts)
+        if result.ok:
+            return ToolResult.success(output, truncated=result.truncated, data=data)
+        return self.fail(what, hint=hint, output=output, truncated=result.truncated, data=data)
+
+
+def _status(result: ExecResult, limits: ExecLimits) -> tuple[str, str, str | None]:
+    """(status line for the output, error text, hint) for how the program ended; all empty when it was ok."""
+    if result.timed_out:
+        what = f"timed out after {limits.timeout_s:.1f} s"
+        return f"[killed: {what}]", what, "make it faster, print progress, or work on less data"
+    if result.oom_killed:
+        what = f"out of memory (limit {limits.memory_mb} MB)"
+        return f"[killed: {what}]", what, "process the data in smaller pieces"
+    code = result.exit_code
+    if code is None:
+        return "[no exit status]", "ended without an exit status", None
+    if code < 0:
+        return f"[killed by signal {-code}]", f"killed by signal {-code}", None
+    if code > 0:
+        return f"[exit code {code}]", f"exited with code {code}", None
+    return "", "", None
+
+
+__all__ = [
+    "JSON",
+    "MemorySearcher",
+    "PREVIEW_CHARS",
+    "SandboxTool",
+    "TRUNCATION_TEMPLATE",
+    "Tool",
+    "ToolContext",
+    "ToolResult",
+    "cap_text",
+    "one_line",
+]
