@@ -20,8 +20,16 @@ from ghost_agent.settings import Settings
 
 
 def make_settings(tmp_path: Path, **overrides: Any) -> Settings:
-    """Settings on a private home; anything may be overridden."""
-    values: dict[str, Any] = {"home": tmp_path / "home", "model_cache_dir": tmp_path / "models"}
+    """Settings on a private home; anything may be overridden.
+
+    The router is forced to the fast path here: the server/proxy tests exercise one backend call per request.
+    Agent-turn tests pass `router="always-agent"` (or "auto") explicitly.
+    """
+    values: dict[str, Any] = {
+        "home": tmp_path / "home",
+        "model_cache_dir": tmp_path / "models",
+        "router": "always-fast",
+    }
     values.update(overrides)
     return Settings(**values).validate()
 

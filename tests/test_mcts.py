@@ -399,3 +399,20 @@ def test_iter_json_yields_outer_values_before_nested_ones() -> None:
 def test_constructor_rejects_bad_settings(kwargs: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
         MCTSReasoner(backend(), **kwargs)
+
+
+async def test_seed_candidates_come_first_and_the_proposal_fills_the_rest() -> None:
+    own = ActionCandidate("read it", "read_file", {"path": "data.csv"})
+    llm = backend(as_json([READ, PY, SEARCH]), sim(3), sim(8), expansion(5))
+    result = await MCTSReasoner(llm, max_candidates=2).select_best_action(TASK, "", TOOLS, seed=[own])
+    # the proposal's copy of the seed is dropped as a duplicate; one alternative fills the second slot
+    assert [c.action for c in result.candidates][0] == own
+    assert [c.action.tool_name for c in result.candidates] == ["read_file", "python"]
+    assert result.winner_index == 1
+
+
+async def test_a_full_seed_skips_the_proposal_call() -> None:
+    seeds = [ActionCandidate("a", "python", {"code": "1"}), ActionCandidate("b", "python", {"code": "2"})]
+    llm = backend(sim(2), sim(7))
+    result = await MCTSReasoner(llm, max_candidates=2, expand_top=0).select_best_action(TASK, "", TOOLS, seed=seeds)
+    assert kinds(llm.requests) == ["simulate", "simulate"] and result.winner_index == 1

@@ -44,6 +44,7 @@ def daemon_process(
         "--home", str(home),
         "--shutdown-grace-s", str(grace_s),
         "--upstream-retries", "0",
+        "--router", "always-fast",  # these tests drain proxied streams: one upstream call per request
     ]
     stderr_path = home.parent / "daemon.stderr"
     with open(stderr_path, "wb") as stderr:

@@ -154,9 +154,10 @@ def test_validator_sources_are_self(collector: TrajectoryCollector, source: str)
 
 
 def test_verifier_verdict_is_self(collector: TrajectoryCollector) -> None:
-    with_verdict = stored(collector, make_traj(outcome=Outcome.FAILED, verifier={"verdict": "fail", "score": 0.1}))
-    assert outcome_source(with_verdict) is RewardSource.SELF
-    for verifier in ({}, {"verdict": ""}, {"verdict": None}):
+    for verdict in ("REFUTED", "CONFIRMED"):
+        with_verdict = stored(collector, make_traj(outcome=Outcome.FAILED, verifier={"verdict": verdict}))
+        assert outcome_source(with_verdict) is RewardSource.SELF
+    for verifier in ({}, {"verdict": ""}, {"verdict": None}, {"verdict": "UNSURE", "error": "timeout"}):
         traj = stored(collector, make_traj(outcome=Outcome.FAILED, verifier=verifier))
         assert outcome_source(traj) is RewardSource.HEURISTIC
 

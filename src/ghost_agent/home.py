@@ -37,6 +37,10 @@ class GhostHome:
         return self.system / "skills"
 
     @property
+    def lessons_db(self) -> Path:
+        return self.skills / "lessons.sqlite3"
+
+    @property
     def selfhood(self) -> Path:
         return self.system / "selfhood"
 

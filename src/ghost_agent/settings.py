@@ -166,6 +166,58 @@ class Settings:
         default="console",
         metadata=_meta("logging", "Console log format (the file is always JSON lines).", choices=("json", "console")),
     )
+    # --- agent (the turn)
+    router: str = field(
+        default="auto",
+        metadata=_meta(
+            "agent",
+            "Fast path or full agent per request: auto = the learned router (unsure or untrained -> agent); "
+            "always-agent / always-fast force one route (the router's p is still logged).",
+            choices=("auto", "always-agent", "always-fast"),
+        ),
+    )
+    max_steps: int = field(
+        default=6, metadata=_meta("agent", "Tool calls one agent turn may make before it must answer.", lo=1, hi=50)
+    )
+    mcts: bool = field(
+        default=True,
+        metadata=_meta("agent", "Pick each action among several candidates (MCTS); --no-mcts = single-shot."),
+    )
+    mcts_candidates: int = field(
+        default=3, metadata=_meta("agent", "Candidate actions proposed per step when MCTS is on.", lo=1, hi=10)
+    )
+    mcts_expand: int = field(
+        default=1, metadata=_meta("agent", "Best candidates looked at one step deeper (0 = no lookahead).", lo=0, hi=10)
+    )
+    native_tools: str = field(
+        default="auto",
+        metadata=_meta(
+            "agent",
+            "Send OpenAI `tools` to the backend: auto = try, and stop for this backend if it rejects them; "
+            "on / off. The JSON action protocol in the system prompt works either way.",
+            choices=("auto", "on", "off"),
+        ),
+    )
+    verifier: bool = field(
+        default=True, metadata=_meta("agent", "Check tool-using turns' replies against the request (one LLM call).")
+    )
+    verifier_refute_confidence: float = field(
+        default=0.7,
+        metadata=_meta(
+            "agent", "A REFUTED verdict this confident adds a note to the reply and retracts the turn's lessons.",
+            lo=0.0, hi=1.0,
+        ),
+    )
+    memory_top_k: int = field(
+        default=3, metadata=_meta("agent", "Lessons shown to the model per request (0 = none).", lo=0, hi=20)
+    )
+    stream_tool_progress: bool = field(
+        default=False,
+        metadata=_meta("agent", "Stream tool calls and results as content while a streamed agent turn runs."),
+    )
+    agent_max_tokens: int = field(
+        default=1024, metadata=_meta("agent", "Token budget of each model call inside an agent turn.", lo=16)
+    )
     # --- sandbox (model-written code)
     sandbox: str = field(
         default="auto",

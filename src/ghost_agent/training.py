@@ -77,8 +77,8 @@ def outcome_source(traj: Trajectory) -> RewardSource:
         return RewardSource.TEACHER
     if traj.source in (Source.SELF_PLAY.value, Source.EVAL.value):
         return RewardSource.SELF
-    if isinstance(traj.verifier, dict) and traj.verifier.get("verdict"):
-        return RewardSource.SELF
+    if isinstance(traj.verifier, dict) and traj.verifier.get("verdict") in ("CONFIRMED", "REFUTED"):
+        return RewardSource.SELF  # an UNSURE (or failed) verifier decided nothing
     return RewardSource.HEURISTIC
 
 

@@ -1,14 +1,18 @@
 """Recording a turn as a trajectory once the client has its reply (a pipeline finisher).
 
-Today every turn is the fast path (one backend call, zero steps); the agent-turn stages will add steps,
-router and verifier fields to `turn.state` and this finisher writes whatever the turn carries. Recording
-happens after delivery and off the event loop; a failure to record is logged, never shown to the client.
+The record carries what the stages left in `turn.state`: the router decision, the agent's steps, the
+verifier's verdict, the lessons shown. Outcome: the mechanical heuristics first (an abort marker, repeated
+tool errors → FAILED); a turn still UNKNOWN takes a confident verifier verdict (REFUTED → FAILED, CONFIRMED →
+PASSED, both weighted as the agent's own check); an agent turn that died on a backend error is FAILED.
+Recording happens after delivery and off the event loop; a failure to record is logged, never shown to the
+client. The reply is then stashed (by fingerprint) for the next turn's correction check.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from ghost_agent.agent.recent import RecentTurn, RecentTurns
 from ghost_agent.agent.turn import ClientDisconnected, Turn
 from ghost_agent.distill.collector import TrajectoryCollector
 from ghost_agent.distill.outcome_heuristics import apply_chat_outcome_heuristics
@@ -24,7 +28,10 @@ JSON = dict[str, Any]
 
 
 def reply_text(turn: Turn) -> tuple[str, list[JSON]]:
-    """The assistant's text and tool calls, from the completion or the folded stream."""
+    """The assistant's text and tool calls: the agent's answer, else the completion or the folded stream."""
+    final = turn.state.get("final_response")
+    if isinstance(final, str):
+        return final, []
     folder = turn.state.get("folder")
     reply = turn.response or (folder.result() if isinstance(folder, ChunkFolder) else None)
     if not isinstance(reply, dict):
@@ -56,6 +63,9 @@ def build_trajectory(turn: Turn, error: BaseException | None) -> Trajectory:
         extra["client_disconnected"] = True
     elif error is not None:
         extra["error"] = repr(error)
+    for key in ("lessons_shown", "agent", "corrected_prior", "lessons_retracted"):
+        if turn.state.get(key) is not None:
+            extra[key] = turn.state[key]
     steps = [s if isinstance(s, Step) else Step.from_dict(s) for s in turn.state.get("steps", [])]
     return Trajectory(
         id=turn.trajectory_id,
@@ -67,22 +77,54 @@ def build_trajectory(turn: Turn, error: BaseException | None) -> Trajectory:
         outcome=Outcome.UNKNOWN,
         failure_reason=failure_reason,
         router=turn.state.get("router") or {"decision": "fast", "p": None, "model": None, "reason": "passthrough"},
+        verifier=turn.state.get("verifier"),
         usage=turn.usage,
         timing_ms={k: round(v, 3) for k, v in turn.timings.items()},
         extra=extra,
     )
 
 
+def settle_outcome(traj: Trajectory, turn: Turn, error: BaseException | None, refute_confidence: float) -> None:
+    """Outcome after the heuristics: backend death of an agent turn → FAILED; else a confident verdict."""
+    if traj.outcome is not Outcome.UNKNOWN:
+        return
+    agent_turn = isinstance(turn.state.get("router"), dict) and turn.state["router"].get("decision") == "agent"
+    if agent_turn and isinstance(error, BackendError):
+        traj.outcome = Outcome.FAILED
+        traj.extra["outcome_source"] = "heuristic"
+        return
+    verdict = traj.verifier if isinstance(traj.verifier, dict) else {}
+    confidence = verdict.get("confidence")
+    if not isinstance(confidence, (int, float)) or confidence < refute_confidence:
+        return
+    if verdict.get("verdict") == "REFUTED":
+        traj.outcome = Outcome.FAILED
+        traj.failure_reason = f"verifier: {verdict.get('note') or 'refuted'}"[:500]
+        traj.extra["outcome_source"] = "self"
+    elif verdict.get("verdict") == "CONFIRMED":
+        traj.outcome = Outcome.PASSED
+        traj.extra["outcome_source"] = "self"
+
+
 class RecordTrajectory:
-    """Finisher: outcome heuristics, then one append to the trajectory store (redacted inside append)."""
+    """Finisher: outcome heuristics and verdict, one append (redacted inside append), then the stash."""
 
     name = "record"
 
-    def __init__(self, collector: TrajectoryCollector) -> None:
+    def __init__(
+        self, collector: TrajectoryCollector, recent: RecentTurns | None = None, *, refute_confidence: float = 0.7
+    ) -> None:
         self.collector = collector
+        self.recent = recent
+        self.refute_confidence = refute_confidence
 
     async def finish(self, turn: Turn, error: BaseException | None) -> None:
         if turn.trajectory_id is None:
             return
         traj = apply_chat_outcome_heuristics(build_trajectory(turn, error))
+        settle_outcome(traj, turn, error, self.refute_confidence)
         await self.collector.aappend(traj)
+        if self.recent is not None and error is None and traj.final_response:
+            self.recent.remember(
+                traj.final_response, RecentTurn(traj.id, traj.user_request, traj.session_id)
+            )

@@ -10,6 +10,7 @@ call fall back to LLM simulation (logged `mcts_prm_fallback`); the next call tri
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import time
 from collections.abc import Mapping, Sequence
@@ -101,6 +102,15 @@ def _score_with(scorer: Any, state: PlanState, actions: Sequence[ActionCandidate
     return out
 
 
+def _same_action_key(action: ActionCandidate) -> str:
+    """Two candidates calling the same tool with the same arguments are one action, however described."""
+    try:
+        args = json.dumps(action.tool_args, sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        args = repr(action.tool_args)
+    return f"{action.tool_name}\x00{args}"
+
+
 def _best(values: Sequence[float]) -> int:
     """Index of the highest value; ties go to the earliest (proposal order), so selection is deterministic."""
     return max(range(len(values)), key=lambda i: (round(values[i], _TIE_DIGITS), -i))
@@ -154,13 +164,15 @@ class MCTSReasoner:
         prm_state: PlanState | Mapping[str, Any] | None = None,
         *,
         candidates: Sequence[ActionCandidate | Mapping[str, Any]] | None = None,
+        seed: Sequence[ActionCandidate | Mapping[str, Any]] = (),
     ) -> MCTSResult:
         """Pick the best next action for `task`.
 
         `plan_state` is the progress so far as text (for the LLM prompts); `available_tools` are OpenAI tool
         schemas, plain `{name, description, parameters}` dicts or ToolSpecs; `prm_state` opts into the PRM
         fast path (a mapping is read with `PlanState.from_dict`); `candidates` (ActionCandidates or their
-        dicts) skips the proposal call. Raises MCTSError when the model proposes no usable action twice; a
+        dicts) skips the proposal call; `seed` candidates are kept first and the proposal adds alternatives up to
+        `max_candidates` (ties then favour the seed). Raises MCTSError when the model proposes no usable action twice; a
         BackendError on the proposal call propagates unchanged (the caller maps it to a status). Simulation
         failures never raise: they score 0.5, and if every one fails the first proposal is returned with
         provenance `fallback`. A lone candidate without the PRM path is returned unsimulated (provenance
@@ -176,7 +188,16 @@ class MCTSReasoner:
             rendered_tools=prompts.render_tools(tools),
         )
         if candidates is None:
-            actions = await self._propose(ctx)
+            own = [_as_candidate(c) for c in seed]
+            if len(own) >= self.max_candidates:
+                actions = own[: self.max_candidates]
+            else:
+                # The caller's own candidates (e.g. the action the model just chose) come first and always
+                # compete; the proposal fills the remaining slots with alternatives.
+                proposed = await self._propose(ctx)
+                taken = {_same_action_key(a) for a in own}
+                fresh = [a for a in proposed if _same_action_key(a) not in taken]
+                actions = own + fresh[: self.max_candidates - len(own)]
         else:
             actions = [_as_candidate(c) for c in candidates]
             if not actions:

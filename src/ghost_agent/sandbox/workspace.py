@@ -4,8 +4,8 @@ size-checked, and deleted when untouched for `max_age_days`.
 Only directories are created here; the sandbox backend binds a workspace at /workspace and makes it writable
 for the sandbox user (chown 65534) itself. Quota: the tool layer calls `check_quota(session)`: `file_system`
 refuses writes past it; code still runs (it is how the model deletes files) with RLIMIT_FSIZE lowered to what is
-left of the quota, and the reply says the workspace is over quota. Nothing here follows a symlink: a workspace is written by
-model code, which may plant links to anywhere.
+left of the quota, and the reply says the workspace is over quota. Nothing here follows a symlink: a workspace
+is written by model code, which may plant links to anywhere.
 """
 
 from __future__ import annotations

@@ -14,13 +14,20 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from ghost_agent import __version__
+from ghost_agent.agent.correction import CorrectionStage
+from ghost_agent.agent.learn import LearnOnRecovery
+from ghost_agent.agent.memory_bus import MemoryStage
 from ghost_agent.agent.pipeline import TurnPipeline
 from ghost_agent.agent.record import RecordTrajectory
-from ghost_agent.agent.stages import BackendCallStage, ContextStage, PrepareStage
+from ghost_agent.agent.respond import RespondStage
+from ghost_agent.agent.routing import RouterStage
+from ghost_agent.agent.services import AgentServices
+from ghost_agent.agent.stages import ContextStage, PrepareStage
 from ghost_agent.distill.collector import TrajectoryCollector
 from ghost_agent.home import GhostHome
 from ghost_agent.llm.base import LLMBackend
 from ghost_agent.logging import configure_logging, get_logger
+from ghost_agent.memory.store import SkillMemory, SkillMemoryError
 from ghost_agent.prm.scorer import PRMScorer
 from ghost_agent.router.dispatch import Router
 from ghost_agent.sandbox.workspace import Workspaces
@@ -32,6 +39,7 @@ from ghost_agent.server.openapi import install_openapi
 from ghost_agent.server.routes import router as misc_router
 from ghost_agent.server.state import AppContext
 from ghost_agent.settings import Settings
+from ghost_agent.tools.registry import default_registry
 
 log = get_logger("server")
 
@@ -47,11 +55,25 @@ def served_model_name(settings: Settings, backend: LLMBackend) -> str:
     return str(getattr(backend, "model", None) or "ghost-agent")
 
 
-def build_pipeline(settings: Settings, backend: LLMBackend, collector: TrajectoryCollector) -> TurnPipeline:
-    """The turn's stages and finishers. Later capabilities insert theirs here."""
+def build_pipeline(services: AgentServices) -> TurnPipeline:
+    """The turn (DESIGN §4): context → correction check → memory bus → router → reply (fast path, or tool loop
+    → verifier); after delivery: record the trajectory, learn from a recovery."""
+    settings = services.settings
     return TurnPipeline(
-        [ContextStage(recording=collector.enabled), PrepareStage(settings.model), BackendCallStage(backend)],
-        finishers=[RecordTrajectory(collector)],
+        [
+            ContextStage(recording=services.collector.enabled),
+            CorrectionStage(services),
+            MemoryStage(services),
+            RouterStage(services),
+            PrepareStage(settings.model),
+            RespondStage(services),
+        ],
+        finishers=[
+            RecordTrajectory(
+                services.collector, services.recent, refute_confidence=settings.verifier_refute_confidence
+            ),
+            LearnOnRecovery(services),
+        ],
     )
 
 
@@ -74,8 +96,9 @@ def load_learned_models(ctx: AppContext) -> None:
     settings, home = ctx.settings, ctx.home
     prm_path = settings.prm_model or (home.prm_checkpoint if home.prm_checkpoint.exists() else None)
     router_path = settings.router_model or (home.router_checkpoint if home.router_checkpoint.exists() else None)
-    ctx.prm_scorer = PRMScorer.from_setting(prm_path)
-    ctx.router = Router.from_setting(router_path)
+    services = ctx.agent_services
+    services.prm_scorer = PRMScorer.from_setting(prm_path)
+    services.router = Router.from_setting(router_path, mode=settings.router)
     log.info(
         "learned_models",
         prm=ctx.prm_scorer.model_id,
@@ -83,6 +106,14 @@ def load_learned_models(ctx: AppContext) -> None:
         router=ctx.router.model_id,
         router_source=ctx.router.source,
     )
+
+
+def open_lesson_store(ctx: AppContext) -> None:
+    """Open SkillMemory in the home; an unusable store is logged and the daemon runs without lessons."""
+    try:
+        ctx.agent_services.memory = SkillMemory(ctx.home.lessons_db)
+    except SkillMemoryError as exc:
+        log.error("lesson_store_unavailable", path=str(ctx.home.lessons_db), error=str(exc))
 
 
 async def detect_sandbox(ctx: AppContext) -> None:
@@ -96,8 +127,9 @@ async def detect_sandbox(ctx: AppContext) -> None:
 
     try:
         ctx.sandbox = await asyncio.to_thread(get_detection, ctx.settings)
+        ctx.agent_services.sandbox = ctx.sandbox.backend
     except SandboxError as exc:
-        ctx.sandbox_error = str(exc)
+        ctx.sandbox_error = ctx.agent_services.sandbox_error = str(exc)
         log.error("sandbox_unavailable", mode=ctx.settings.sandbox, error=ctx.sandbox_error)
 
 
@@ -142,11 +174,13 @@ def build_app(
     collector = TrajectoryCollector(
         home.trajectories, enabled=settings.record_trajectories, durability=settings.trajectory_durability
     )
+    services = AgentServices(settings=settings, backend=backend, collector=collector, registry=default_registry())
     ctx = AppContext(
         settings=settings,
         home=home,
         backend=backend,
-        pipeline=build_pipeline(settings, backend, collector),
+        agent=services,
+        pipeline=build_pipeline(services),
         collector=collector,
         metrics=Metrics(),
         served_model=served_model_name(settings, backend),
@@ -160,7 +194,8 @@ def build_app(
             sink = configure_logging(home.log_file, level=settings.log_level, console_format=settings.log_format)
         log.info("startup", version=__version__, backend=backend.kind, settings=settings.public_dict())
         load_learned_models(ctx)
-        ctx.workspaces = Workspaces(
+        open_lesson_store(ctx)
+        ctx.agent_services.workspaces = Workspaces(
             home.workspace, quota_mb=settings.workspace_quota_mb, max_age_days=settings.workspace_max_age_days
         )
         ctx.spawn(detect_sandbox(ctx), "sandbox-detect")
@@ -182,6 +217,8 @@ def build_app(
             # ends); background work is only given a moment to reach a checkpoint, then cancelled.
             await ctx.stop_tasks(min(BACKGROUND_GRACE_S, settings.shutdown_grace_s))
             await backend.aclose()
+            if services.memory is not None:
+                services.memory.close()
             collector.close()  # fsyncs what the batch policy has not synced yet
             log.info("shutdown_complete")
             if sink is not None:

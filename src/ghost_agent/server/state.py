@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ghost_agent.agent.pipeline import TurnPipeline
+from ghost_agent.agent.services import AgentServices
 from ghost_agent.distill.collector import TrajectoryCollector
 from ghost_agent.home import GhostHome
 from ghost_agent.llm.base import LLMBackend
@@ -36,17 +37,36 @@ class AppContext:
     backend_error: str | None = None
     tasks: set[asyncio.Task[Any]] = field(default_factory=set)
     services: set[asyncio.Task[Any]] = field(default_factory=set)
-    # Always present (neutral until a checkpoint loads), so call sites never branch on availability; the
-    # watchdog's retrain phases hot-swap new weights into these same objects.
-    prm_scorer: PRMScorer = field(default_factory=PRMScorer)
-    router: Router = field(default_factory=Router)
+    # What the agent turn's stages use (PRM, router, lessons, tools, workspaces, the sandbox backend).
+    agent: AgentServices | None = None
     # The sandbox is probed in the background at startup (about 0.1 s): `sandbox` stays None until then, and
     # stays None with `sandbox_error` set when no backend may run code (e.g. --sandbox bwrap without bwrap).
-    workspaces: Workspaces | None = None
     sandbox: Detection | None = None
     sandbox_error: str | None = None
     # Facts other subsystems publish in /health (the sandbox backend, loaded checkpoints, ...).
     health_extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def agent_services(self) -> AgentServices:
+        """The agent services (always set by `build_app`)."""
+        if self.agent is None:
+            raise RuntimeError("AppContext.agent is not set")
+        return self.agent
+
+    @property
+    def prm_scorer(self) -> PRMScorer:
+        """The live PRM scorer (neutral until a checkpoint loads; hot-swappable)."""
+        return self.agent_services.prm_scorer
+
+    @property
+    def router(self) -> Router:
+        """The live router (no model = always the agent; hot-swappable)."""
+        return self.agent_services.router
+
+    @property
+    def workspaces(self) -> Workspaces | None:
+        """Per-session workspaces (set by the lifespan)."""
+        return self.agent_services.workspaces
 
     def spawn(self, coro: Coroutine[Any, Any, Any], name: str, *, service: bool = False) -> asyncio.Task[Any]:
         """Start a background task that is held (never fire-and-forget) until it ends or shutdown.

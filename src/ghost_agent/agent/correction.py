@@ -1,0 +1,98 @@
+"""The prior-turn correction check (DESIGN §4 step 1; seed 001 "Real-time loop closure").
+
+If the new user message corrects the previous answer — an anchored correction phrase AND a rephrase of the
+previous request, both (`distill/user_correction.py`) — the previous turn is marked FAILED in the corrections
+sidecar (source `user_correction`, the strongest training signal there is) and the lessons it wrote are
+retracted. The previous turn is found by fingerprinting the assistant message the client sent back
+(`RecentTurns`), so no client-side session state is needed. Scheduling a reflection on the failed turn is
+the learning loops' job: `on_correction` hooks are called with the trajectory id and the verdict.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from ghost_agent.agent.services import AgentServices
+from ghost_agent.agent.turn import Turn
+from ghost_agent.distill.trajectory import Outcome
+from ghost_agent.distill.user_correction import CorrectionVerdict, classify_user_correction
+from ghost_agent.logging import get_logger
+
+log = get_logger("agent.correction")
+
+CorrectionHook = Callable[[str, CorrectionVerdict], Awaitable[None]]
+
+
+def _text(message: Any) -> str:
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text")
+    return ""
+
+
+def prior_exchange(messages: Any) -> tuple[str, str, str] | None:
+    """(prior user text, prior assistant text, current user text) when the conversation ends with
+    user → assistant → user; else None."""
+    if not isinstance(messages, list):
+        return None
+    turns = [m for m in messages if isinstance(m, dict) and m.get("role") in ("user", "assistant")]
+    if len(turns) < 3 or turns[-1].get("role") != "user" or turns[-2].get("role") != "assistant":
+        return None
+    for m in reversed(turns[:-2]):
+        if m.get("role") == "user":
+            return _text(m), _text(turns[-2]), _text(turns[-1])
+    return None
+
+
+class CorrectionStage:
+    """Promote the previous turn to FAILED when this message corrects it; retract that turn's lessons."""
+
+    name = "correction"
+
+    def __init__(self, services: AgentServices, hooks: list[CorrectionHook] | None = None) -> None:
+        self.services = services
+        self.hooks = hooks if hooks is not None else []
+
+    async def run(self, turn: Turn) -> None:
+        exchange = prior_exchange(turn.body.get("messages"))
+        if exchange is None:
+            return
+        prior_user, prior_reply, current = exchange
+        recent = self.services.recent.peek(prior_reply)
+        if recent is None:
+            return
+        verdict = classify_user_correction(prior_user or recent.user_request, current)
+        if not verdict.is_correction:
+            return
+        self.services.recent.pop(prior_reply)
+        reason = f"user-correction signal: {' + '.join(verdict.signals)} (jaccard={verdict.jaccard:.2f})"
+        turn.state["corrected_prior"] = recent.trajectory_id
+        retracted = 0
+        try:
+            await asyncio.to_thread(
+                self.services.collector.update_outcome,
+                recent.trajectory_id, Outcome.FAILED, reason, source="user_correction",
+            )
+            memory = self.services.memory
+            if memory is not None:
+                retracted = await memory.aretract_lessons_from_trajectory(recent.trajectory_id)
+        except Exception as exc:  # noqa: BLE001 - learning bookkeeping must never break the user's turn
+            log.warning("user_correction_failed", trajectory_id=recent.trajectory_id, error=repr(exc))
+            return
+        log.info(
+            "user_correction_promoted",
+            trajectory_id=recent.trajectory_id,
+            by_request=turn.request_id,
+            signals=list(verdict.signals),
+            jaccard=round(verdict.jaccard, 3),
+            lessons_retracted=retracted,
+        )
+        for hook in self.hooks:
+            try:
+                await hook(recent.trajectory_id, verdict)
+            except Exception as exc:  # noqa: BLE001
+                log.warning("correction_hook_failed", hook=repr(hook), error=repr(exc))

@@ -1,0 +1,45 @@
+"""The router stage (DESIGN §4 step 3): fast path (one backend call) or the full agent, decided per request.
+
+Requests carrying the client's own `tools` are passed through (the client runs those tools itself, DESIGN §4),
+so they take the fast path with reason `client_tools`. Otherwise the learned router decides, fail-safe to the
+agent when it is unsure or untrained; `--router always-agent|always-fast` forces a route and still reports p.
+"""
+
+from __future__ import annotations
+
+from ghost_agent.agent.services import AgentServices
+from ghost_agent.agent.turn import Turn
+from ghost_agent.logging import get_logger
+
+log = get_logger("agent.router")
+
+
+class RouterStage:
+    """Decide the route; `turn.state["router"]` = {decision, p, reason, model} (recorded in the trajectory)."""
+
+    name = "router"
+
+    def __init__(self, services: AgentServices) -> None:
+        self.services = services
+
+    async def run(self, turn: Turn) -> None:
+        if turn.body.get("tools"):
+            decision = {"decision": "fast", "p": None, "reason": "client_tools", "model": None}
+        else:
+            decision = self.services.router.dispatch(turn.body).to_dict()
+        turn.state["router"] = decision
+        log.info(
+            "router_decision",
+            request_id=turn.request_id,
+            trajectory_id=turn.trajectory_id,
+            route=decision["decision"],
+            p=decision["p"],
+            reason=decision["reason"],
+            model=decision["model"],
+        )
+
+
+def takes_agent_path(turn: Turn) -> bool:
+    """True when the router sent this turn to the tool loop."""
+    router = turn.state.get("router")
+    return isinstance(router, dict) and router.get("decision") == "agent"
