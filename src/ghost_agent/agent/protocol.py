@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ghost_agent.tools.base import one_line
+from ghost_agent.tools.registry import drop_trailing_commas
 
 JSON = dict[str, Any]
 Kind = Literal["tool", "answer", "invalid"]
@@ -135,7 +136,7 @@ def _json_values(text: str) -> Iterator[Any]:
 def _decode(chunk: str) -> Any:
     """`chunk` as JSON (raw control characters allowed; then without trailing commas; then as a Python
     literal, for `{'tool': 'python', ...}` written in Python's quoting), else None."""
-    for candidate in (chunk, _drop_trailing_commas(chunk)):
+    for candidate in (chunk, drop_trailing_commas(chunk)):
         try:
             value, end = _DECODER.raw_decode(candidate)
         except (ValueError, RecursionError):
@@ -172,26 +173,6 @@ def _balanced(text: str, start: int) -> int | None:
             if depth == 0:
                 return i + 1 if ch == "}" else None
     return None
-
-
-def _drop_trailing_commas(text: str) -> str:
-    """`text` without commas right before a closing brace or bracket, outside strings (`{"a": 1,}`)."""
-    out: list[str] = []
-    in_string = escaped = False
-    for i, ch in enumerate(text):
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch == "," and text[i + 1 :].lstrip()[:1] in ("}", "]"):
-            continue
-        out.append(ch)
-    return "".join(out)
 
 
 def _objects_in(value: Any) -> Iterator[Mapping[str, Any]]:

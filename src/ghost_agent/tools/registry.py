@@ -142,7 +142,7 @@ def parse_arguments(raw: Any) -> tuple[JSON | None, str | None]:
         parsed = json.loads(text)
     except json.JSONDecodeError as exc:
         try:
-            parsed = json.loads(_drop_trailing_commas(text))
+            parsed = json.loads(drop_trailing_commas(text))
         except json.JSONDecodeError:
             return None, f"arguments are not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
     if not isinstance(parsed, dict):
@@ -150,7 +150,7 @@ def parse_arguments(raw: Any) -> tuple[JSON | None, str | None]:
     return parsed, None
 
 
-def _drop_trailing_commas(text: str) -> str:
+def drop_trailing_commas(text: str) -> str:
     """`text` without commas that directly precede a closing brace or bracket, outside strings (`{"a": 1,}`
     is the most common way small models break JSON). Only tried after strict parsing failed."""
     out: list[str] = []
