@@ -469,3 +469,22 @@ async def test_no_tools_means_no_tools_array(ctx: ToolContext) -> None:
     await run(ToolLoop(llm, ToolRegistry(), LoopConfig(native_tools="on")), ctx)
     assert "tools" not in llm.requests[0]
     assert "(no tools are available: answer directly)" in str(llm.requests[0]["messages"][0]["content"])
+
+
+async def test_an_immediate_repeat_of_a_successful_call_is_not_rerun(ctx: ToolContext, registry: ToolRegistry) -> None:
+    again = act("python", code="print(6 * 7)")
+    llm = backend(again, again, again, say("42"))
+    result = await run(ToolLoop(llm, registry, LoopConfig()), ctx)
+    assert len(result.steps) == 1 and result.steps[0].result_preview == "42"
+    # the repeats got a reminder with the earlier result instead of a second run, then the answer was asked for
+    assert "You already made exactly this call in step 1" in str(messages(llm.requests[2]))
+    assert result.aborted == "repeat" and result.final_text == "42" and len(llm.requests) == 4
+    assert "tools" not in llm.requests[3]
+
+
+async def test_the_same_call_after_other_work_runs_again(ctx: ToolContext, registry: ToolRegistry) -> None:
+    look = act("bash", command="ls")
+    llm = backend(look, act("bash", command="touch new.txt"), look, say("new.txt is there"))
+    result = await run(ToolLoop(llm, registry, LoopConfig()), ctx)
+    assert [s.tool_args["command"] for s in result.steps] == ["ls", "touch new.txt", "ls"]
+    assert "new.txt" in result.steps[2].result_preview and result.aborted is None

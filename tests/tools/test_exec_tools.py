@@ -190,3 +190,31 @@ async def test_a_sandbox_failure_is_an_error_result(tmp_path: Path) -> None:
 async def test_empty_code_is_a_validation_error(tmp_path: Path) -> None:
     r = await default_registry().call("python", {"code": ""}, ToolContext(workspace=tmp_path))
     assert r.error is not None and r.error.startswith("python: 'code' must not be empty; expected {code: string")
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        ("sum(i * i for i in range(1, 101))", "338350"),
+        ("x = 1; x + 1", "2"),
+        ("def f():\n    return 'é'\nf()  # comment\n", "'é'"),
+        ("print(3)", "3"),  # a print is never doubled
+        ("x = 3", ""),  # not an expression: nothing added
+        ("None", ""),  # like a REPL, None is not shown
+    ],
+)
+def test_a_final_bare_expression_is_echoed_like_a_repl(code: str, expected: str) -> None:
+    import subprocess
+    import sys
+
+    from ghost_agent.tools.python_tool import echo_last_expression
+
+    out = subprocess.run([sys.executable, "-c", echo_last_expression(code)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == expected
+
+
+def test_code_that_does_not_parse_is_left_for_the_sandbox_to_report() -> None:
+    from ghost_agent.tools.python_tool import echo_last_expression
+
+    assert echo_last_expression("1 +") == "1 +"

@@ -78,6 +78,9 @@ class LoopConfig:
             raise ValueError(f"result_chars must be at least 1, got {self.result_chars}")
 
 
+MAX_REPEATS = 2  # identical repeats of a successful call before the loop asks for the answer
+
+
 def partial_steps(exc: BaseException) -> list[Step]:
     """The steps a loop had completed when `exc` (a BackendError it raised) interrupted it; [] otherwise."""
     steps = getattr(exc, "partial_steps", None)
@@ -157,6 +160,9 @@ class ToolLoop:
         while run.final_text is None:
             if len(run.steps) >= self.config.max_steps:
                 await self._forced_final(run)
+                return
+            if run.repeats >= MAX_REPEATS:
+                await self._forced_final(run, reason="repeat")
                 return
             await self._single_step(run)
 
@@ -266,10 +272,11 @@ class ToolLoop:
                 {"role": "user", "content": prompting.tool_result_message(action.tool_name, text)}
             )
 
-    async def _forced_final(self, run: LoopRun) -> None:
-        """The step budget is spent: one tool-less call for the answer, whatever it says."""
-        run.aborted = "max_steps"
-        log.info("agent_max_steps", steps=len(run.steps))
+    async def _forced_final(self, run: LoopRun, reason: str = "max_steps") -> None:
+        """The step budget is spent (or the model keeps repeating itself): one tool-less call for the answer,
+        whatever it says."""
+        run.aborted = reason
+        log.info("agent_max_steps" if reason == "max_steps" else "agent_repeats", steps=len(run.steps))
         run.conversation.append({"role": "user", "content": prompting.final_nudge("max_steps")})
         await self._finish(run, self._final_text(await self._complete(run, tools=False), len(run.steps)))
 
@@ -298,10 +305,18 @@ class ToolLoop:
             extra={"prm_state": dict(PRM_STATE), "source": source, **(extra or {})},
             prm_score=prm_score,
         )
-        repeated = run.failing.get(call_key(tool, args))
+        key = call_key(tool, args)
+        repeated = run.failing.get(key)
         if repeated is not None:
             await self._loop_guard(run, step, repeated)
             return None
+        done = run.succeeded.get(key)
+        if done is not None:
+            # The exact call already succeeded: its result is in the conversation. Running it again cannot
+            # say anything new (small models loop here), so remind the model instead, and stop on a 2nd time.
+            run.repeats += 1
+            log.info("agent_repeat_call", tool=tool, step=done, repeats=run.repeats)
+            return prompting.repeat_reminder(done + 1, run.steps[done].result_preview)
         await run.emit("step_start", step, f"step {step.i + 1}: {step.description}")
         t0 = time.perf_counter()
         result = await self.registry.call(tool, call_args, run.tool_ctx)
@@ -316,7 +331,10 @@ class ToolLoop:
         run.evidence.append(evidence_of(tool, args, text, result.ok))
         if result.ok:
             run.failing.clear()  # something worked since: re-running an old failing call may now be a fix
+            # only an immediate repeat is pointless; after other calls the same call may see new state
+            run.succeeded = {key: step.i}
         else:
+            run.succeeded = {}
             run.failing[call_key(tool, args)] = step.i
         log.info("agent_step", i=step.i, tool=tool, ok=result.ok, source=source, ms=round(step.duration_ms, 1))
         outcome = "ok" if result.ok else f"failed: {one_line(result.error or 'error', 120)}"

@@ -111,6 +111,10 @@ class LoopRun:
     evidence: list[tuple[str, str, str, bool]] = field(default_factory=list)
     usage: dict[str, int] = field(default_factory=lambda: dict.fromkeys(USAGE_KEYS, 0))
     failing: dict[str, int] = field(default_factory=dict)
+    # the last call, when it succeeded (call key → step index): repeating it immediately is not re-run (it
+    # cannot tell the model anything new); the second such repeat ends the tool phase
+    succeeded: dict[str, int] = field(default_factory=dict)
+    repeats: int = 0
     llm_calls: int = 0
     native_used: bool = False
     final_text: str | None = None

@@ -87,6 +87,14 @@ def tool_result_message(tool: str, result: str) -> str:
     return f"Tool result ({tool}):\n{result}"
 
 
+def repeat_reminder(step_number: int, result_preview: str) -> str:
+    """What the model gets instead of re-running a call that already succeeded unchanged."""
+    return (
+        f"You already made exactly this call in step {step_number}; its result was:\n{result_preview}\n"
+        "Use that result to answer now (plain text), or do something different."
+    )
+
+
 def plan_summary(steps: Sequence[Step]) -> str:
     """The turn's progress as text for the MCTS prompts: one line per step (tool, args, outcome)."""
     if not steps:
