@@ -416,3 +416,13 @@ async def test_a_full_seed_skips_the_proposal_call() -> None:
     llm = backend(sim(2), sim(7))
     result = await MCTSReasoner(llm, max_candidates=2, expand_top=0).select_best_action(TASK, "", TOOLS, seed=seeds)
     assert kinds(llm.requests) == ["simulate", "simulate"] and result.winner_index == 1
+
+
+async def test_proposed_direct_answers_can_be_excluded() -> None:
+    own = ActionCandidate("read it", "read_file", {"path": "data.csv"})
+    answer = {"description": "just answer", "tool": None, "args": {}}
+    llm = backend(as_json([answer, PY]), sim(3), sim(8))
+    result = await MCTSReasoner(llm, max_candidates=3, expand_top=0).select_best_action(
+        TASK, "", TOOLS, seed=[own], allow_answer=False
+    )
+    assert [c.action.tool_name for c in result.candidates] == ["read_file", "python"]

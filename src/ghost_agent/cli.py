@@ -85,6 +85,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_sandbox(sub)
 
+    from ghost_agent.eval.cli import add_subparser as add_eval
+
+    add_eval(sub)
+
     config = sub.add_parser("config", help="print the documented default config (ghost.toml)")
     config.add_argument("--defaults", action="store_true", help="print every setting with its default")
     config.set_defaults(func=cmd_config, parser=config)

@@ -153,7 +153,8 @@ async def test_mcts_provenance_with_and_without_a_prm(
     overrides: dict[str, Any] = {"mcts": True, "mcts_candidates": 2, "mcts_expand": 0}
     if with_prm:
         overrides["prm_model"] = python_loving_prm(tmp_path / "prm.json")
-    proposal = say(json.dumps([{"description": "answer now", "tool": None, "args": {}}]))
+    proposal = say(json.dumps([{"description": "answer now", "tool": None, "args": {}},
+                               {"description": "shell", "tool": "bash", "args": {"command": "echo 338350"}}]))
     script = [act("python", code=SQUARES), proposal]
     if not with_prm:
         script += [say('{"imagined_result": "prints 338350", "score": 9}'), say('{"score": 2}')]

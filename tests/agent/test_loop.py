@@ -340,6 +340,7 @@ def proposal(*actions: JSON) -> ScriptedReply:
 
 
 PY_ACTION = {"description": "compute with python", "tool": "python", "args": {"code": SQUARES}}
+BASH_ACTION = {"description": "compute with bash", "tool": "bash", "args": {"command": "echo 338350"}}
 ANSWER_ACTION = {"description": "answer with the result", "tool": None, "args": {}}
 
 
@@ -352,7 +353,7 @@ def heavy_liking_scorer() -> PRMScorer:
 
 async def test_mcts_with_a_prm_model_scores_without_simulation(ctx: ToolContext, registry: ToolRegistry) -> None:
     scorer = heavy_liking_scorer()
-    llm = backend(act("python", code=SQUARES), proposal(ANSWER_ACTION), say("The sum is 338350."))
+    llm = backend(act("python", code=SQUARES), proposal(ANSWER_ACTION, BASH_ACTION), say("The sum is 338350."))
     mcts = MCTSReasoner(llm, max_candidates=2, prm_scorer=scorer)
     result = await run(ToolLoop(llm, registry, LoopConfig(), mcts=mcts, prm_scorer=scorer), ctx)
 
@@ -376,9 +377,9 @@ async def test_mcts_without_a_prm_model_simulates(ctx: ToolContext, registry: To
     scorer = PRMScorer()  # attached but neutral: no PlanState is passed, LLM simulation ranks
     llm = backend(
         act("python", code=SQUARES),
-        proposal(ANSWER_ACTION),
+        proposal(ANSWER_ACTION, BASH_ACTION),  # a proposed direct answer is dropped: the model chose to act
         say('{"imagined_result": "prints 338350", "score": 9}'),  # the model's own python action
-        say('{"imagined_result": "guesses", "score": 2}'),  # answering without running anything
+        say('{"imagined_result": "echoes a guess", "score": 2}'),  # the bash alternative
         say("338350"),
     )
     mcts = MCTSReasoner(llm, max_candidates=2, prm_scorer=scorer, expand_top=0)

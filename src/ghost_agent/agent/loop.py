@@ -246,6 +246,9 @@ class ToolLoop:
                 available_tools=self.registry.schemas_openai(),
                 prm_state=self._prm_state(run) if has_model(self.prm_scorer) else None,
                 seed=[own],
+                # the model chose to act: the search picks WHICH action, not whether to skip acting (measured:
+                # a 1.5B model's simulations rate "answer from memory" highly and then answers wrong)
+                allow_answer=False,
             )
         except MCTSError as exc:
             run.llm_calls += MCTS_FAILED_PROPOSAL_CALLS

@@ -165,6 +165,7 @@ class MCTSReasoner:
         *,
         candidates: Sequence[ActionCandidate | Mapping[str, Any]] | None = None,
         seed: Sequence[ActionCandidate | Mapping[str, Any]] = (),
+        allow_answer: bool = True,
     ) -> MCTSResult:
         """Pick the best next action for `task`.
 
@@ -172,7 +173,8 @@ class MCTSReasoner:
         schemas, plain `{name, description, parameters}` dicts or ToolSpecs; `prm_state` opts into the PRM
         fast path (a mapping is read with `PlanState.from_dict`); `candidates` (ActionCandidates or their
         dicts) skips the proposal call; `seed` candidates are kept first and the proposal adds alternatives up to
-        `max_candidates` (ties then favour the seed). Raises MCTSError when the model proposes no usable action twice; a
+        `max_candidates` (ties then favour the seed); `allow_answer=False` drops proposed direct answers (the
+        caller already decided to act). Raises MCTSError when the model proposes no usable action twice; a
         BackendError on the proposal call propagates unchanged (the caller maps it to a status). Simulation
         failures never raise: they score 0.5, and if every one fails the first proposal is returned with
         provenance `fallback`. A lone candidate without the PRM path is returned unsimulated (provenance
@@ -195,6 +197,8 @@ class MCTSReasoner:
                 # The caller's own candidates (e.g. the action the model just chose) come first and always
                 # compete; the proposal fills the remaining slots with alternatives.
                 proposed = await self._propose(ctx)
+                if not allow_answer:
+                    proposed = [a for a in proposed if a.tool_name is not None]
                 taken = {_same_action_key(a) for a in own}
                 fresh = [a for a in proposed if _same_action_key(a) not in taken]
                 actions = own + fresh[: self.max_candidates - len(own)]

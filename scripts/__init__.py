@@ -1,0 +1,1 @@
+"""Repository scripts, runnable from the repo root as `python -m scripts.<name>`."""
