@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check -q
 ARGS   ?=
 
-.PHONY: install install-dev install-local sandbox run test test-slow lint typecheck bench fuzz check clean
+.PHONY: install install-dev install-local sandbox run test test-slow lint typecheck bench bench-embedded eval fuzz check clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -40,7 +40,7 @@ test-slow: install-local sandbox
 	$(PY) -m pytest -q -m slow
 
 lint: install-dev
-	$(VENV)/bin/ruff check src tests bench
+	$(VENV)/bin/ruff check src tests bench scripts
 
 typecheck: install-dev
 	$(VENV)/bin/mypy
@@ -50,6 +50,16 @@ bench: install-local
 	$(PY) bench/bench_embedded.py
 	$(PY) bench/bench_prm.py
 	$(PY) bench/bench_sandbox.py
+	$(PY) bench/bench_agent.py
+
+## bench-embedded: the slow benchmarks on the embedded model (search cost, HumanEval direct vs agent).
+bench-embedded: install-local sandbox
+	$(PY) bench/bench_agent.py --turns 50 --embedded
+	$(PY) bench/bench_humaneval.py --limit 40
+
+## eval: the default eval suite against a daemon running on 127.0.0.1:8000 (freeze a baseline first).
+eval: install-dev
+	$(PY) -m scripts.eval_baseline compare --suite default --runner http
 
 ## fuzz: schemathesis against the daemon's own OpenAPI document (scripted backend, loopback).
 fuzz: install-dev

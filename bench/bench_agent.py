@@ -118,7 +118,7 @@ async def embedded(n_prompts: int) -> None:
             raise SystemExit(f"PRM did not fit: {report.bail_reason}")
         configs = (
             ("MCTS off (single-shot)", {"mcts": False}),
-            ("MCTS on, LLM simulation", {"mcts": True}),
+            ("MCTS on, LLM simulation", {"mcts": True, "mcts_simulate": True}),
             ("MCTS on, PRM fast path", {"mcts": True, "prm_model": home / "prm.json"}),
         )
         print(f"# embedded qwen2.5-coder-1.5b, {n_prompts} tool-use prompts per configuration")

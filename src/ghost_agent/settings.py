@@ -183,6 +183,15 @@ class Settings:
         default=True,
         metadata=_meta("agent", "Pick each action among several candidates (MCTS); --no-mcts = single-shot."),
     )
+    mcts_simulate: bool = field(
+        default=False,
+        metadata=_meta(
+            "agent",
+            "Without a trained PRM, rank MCTS candidates by LLM simulation (one model call per candidate). Off by "
+            "default: on the embedded 1.5B it cost ~8x the wall time and got fewer answers right "
+            "(docs/agent-turn.md); with a PRM loaded the search costs microseconds and always runs.",
+        ),
+    )
     mcts_candidates: int = field(
         default=3, metadata=_meta("agent", "Candidate actions proposed per step when MCTS is on.", lo=1, hi=10)
     )

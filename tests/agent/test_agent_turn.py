@@ -150,7 +150,7 @@ async def test_mcts_provenance_with_and_without_a_prm(
     tmp_path: Path, upstream: tuple[str, ScriptedBackend], with_prm: bool
 ) -> None:
     url, llm = upstream
-    overrides: dict[str, Any] = {"mcts": True, "mcts_candidates": 2, "mcts_expand": 0}
+    overrides: dict[str, Any] = {"mcts": True, "mcts_candidates": 2, "mcts_expand": 0, "mcts_simulate": True}
     if with_prm:
         overrides["prm_model"] = python_loving_prm(tmp_path / "prm.json")
     proposal = say(json.dumps([{"description": "answer now", "tool": None, "args": {}},
@@ -170,6 +170,19 @@ async def test_mcts_provenance_with_and_without_a_prm(
     assert step.prm_score is not None
     simulations = [r for r in llm.requests if "imagined_result" in prompt_text(r)]
     assert len(simulations) == (0 if with_prm else 2)
+
+
+async def test_without_a_prm_and_simulation_off_the_turn_is_single_shot(
+    tmp_path: Path, upstream: tuple[str, ScriptedBackend]
+) -> None:
+    url, llm = upstream
+    llm.enqueue(act("python", code=SQUARES), say("338350"), verdict("CONFIRMED", 0.8))
+    settings = agent_settings(tmp_path, url, mcts=True)  # the shipped default: mcts on, mcts_simulate off
+    async with daemon(settings) as client:
+        response = await chat(client)
+    traj = stored(settings, response.headers["x-ghost-trajectory-id"])
+    [step] = traj.steps
+    assert "mcts" not in step.extra and len(llm.requests) == 3  # no proposal, no simulation
 
 
 async def test_backend_failure_mid_turn_is_an_error_and_a_failed_trajectory(

@@ -15,10 +15,11 @@ from tests.server.test_embedded_daemon import MODEL_CACHE, wait_ready
 pytestmark = pytest.mark.slow
 
 
-@pytest.mark.parametrize("mcts", [False, True], ids=["single-shot", "mcts"])
+@pytest.mark.parametrize("mcts", [False, True], ids=["single-shot", "mcts-llm-simulation"])
 def test_embedded_model_uses_python_to_answer(tmp_path: Path, mcts: bool) -> None:
     settings = make_settings(
-        tmp_path, model_cache_dir=MODEL_CACHE, n_ctx=4096, router="auto", mcts=mcts, agent_max_tokens=512
+        tmp_path, model_cache_dir=MODEL_CACHE, n_ctx=4096, router="auto", mcts=mcts, mcts_simulate=mcts,
+        agent_max_tokens=512,
     )
     with daemon_on_port(settings) as url:
         assert wait_ready(url)["status"] == "ok"

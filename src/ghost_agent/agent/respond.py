@@ -164,6 +164,8 @@ class AgentTurn:
         settings = self.services.settings
         if not settings.mcts:
             return None
+        if not settings.mcts_simulate and not self.services.prm_scorer.has_model:
+            return None  # no learned value yet and simulation is off: single-shot until the PRM is trained
         return MCTSReasoner(
             self.services.backend,
             max_candidates=settings.mcts_candidates,
