@@ -25,12 +25,13 @@ import orjson
 import structlog
 
 from ghost_agent.bound_model import BoundModel
+from ghost_agent.cli_args import home_config_parent
 from ghost_agent.distill.collector import TrajectoryCollector
 from ghost_agent.home import GhostHome
 from ghost_agent.linear import CheckpointError, LogisticModel
 from ghost_agent.linear_trainer import LinearTrainer
 from ghost_agent.logging import LogSink, configure_logging
-from ghost_agent.settings import Settings, SettingsError, arg_type, load_settings
+from ghost_agent.settings import Settings, SettingsError, load_settings
 from ghost_agent.trajectories_cli import parse_when  # one parser for "7d / 2026-04-26 / ISO time" across CLIs
 
 EXIT_OK = 0
@@ -70,10 +71,7 @@ def add_command_group(sub: Any, name: str, help: str) -> tuple[argparse.Argument
 
 def settings_parent() -> argparse.ArgumentParser:
     """A parent parser with `--home` and `--config`, for the subcommands that read settings."""
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--home", dest="home", type=arg_type("home"), default=None, help="GHOST_HOME to use")
-    common.add_argument("--config", dest="config", type=arg_type("config"), default=None, help="config file")
-    return common
+    return home_config_parent()
 
 
 def add_train_parser(

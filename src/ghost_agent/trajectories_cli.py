@@ -16,11 +16,12 @@ from typing import IO, Any
 
 import orjson
 
+from ghost_agent.cli_args import home_config_parent, positive_int
 from ghost_agent.distill.collector import TrajectoryCollector
 from ghost_agent.distill.trajectory import Outcome, Source, Trajectory
 from ghost_agent.home import GhostHome
 from ghost_agent.logview import parse_duration
-from ghost_agent.settings import SettingsError, arg_type, load_settings
+from ghost_agent.settings import SettingsError, load_settings
 
 PREVIEW_CHARS = 60
 
@@ -49,21 +50,9 @@ def parse_when(raw: str) -> datetime | str:
     return raw
 
 
-def _positive(raw: str) -> int:
-    try:
-        value = int(raw)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"invalid limit {raw!r}: use a positive integer")
-    return value
-
-
 def add_subparser(sub: Any) -> argparse.ArgumentParser:
     """Register `trajectories` and its subcommands on the main parser's subparsers action."""
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--home", dest="home", type=arg_type("home"), default=None, help="GHOST_HOME to read")
-    common.add_argument("--config", dest="config", type=arg_type("config"), default=None, help="config file")
+    common = home_config_parent("GHOST_HOME to read")
 
     parser: argparse.ArgumentParser = sub.add_parser(
         "trajectories", help="list, show, count and export recorded trajectories"
@@ -77,7 +66,7 @@ def add_subparser(sub: Any) -> argparse.ArgumentParser:
     ls.add_argument("--day", type=_day, help="only this UTC day (YYYY-MM-DD)")
     ls.add_argument("--source", choices=sources)
     ls.add_argument("--outcome", choices=outcomes, help="after corrections are applied")
-    ls.add_argument("--limit", type=_positive, help="only the N most recent of the selection")
+    ls.add_argument("--limit", type=positive_int, help="only the N most recent of the selection")
     ls.set_defaults(func=cmd_trajectories, parser=ls)
 
     show = tsub.add_parser("show", parents=[common], help="one trajectory as pretty JSON (corrections applied)")

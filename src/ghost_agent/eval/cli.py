@@ -28,8 +28,9 @@ from typing import IO, Any
 
 import structlog
 
+from ghost_agent.cli_args import home_config_parent, positive_float, positive_int
 from ghost_agent.eval.task import EvalTask, SuiteResult, TaskOutcome
-from ghost_agent.settings import Settings, SettingsError, arg_type, load_settings
+from ghost_agent.settings import Settings, SettingsError, load_settings
 
 EXIT_OK, EXIT_REGRESSED, EXIT_USAGE = 0, 1, 2
 SUITE_NAMES = ("default", "post_learning", "humaneval")
@@ -47,30 +48,10 @@ class EvalUsageError(Exception):
     """Bad input or an environment the run cannot start in: one line on stderr, exit 2."""
 
 
-def _positive_float(raw: str) -> float:
-    try:
-        value = float(raw)
-    except ValueError:
-        value = 0.0
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"invalid value {raw!r}: use a positive number of seconds")
-    return value
-
-
-def _positive_int(raw: str) -> int:
-    try:
-        value = int(raw)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"invalid value {raw!r}: use a positive integer")
-    return value
-
-
 def _common() -> argparse.ArgumentParser:
     from ghost_agent.eval.runners import DEFAULT_BASE_URL, RUNNER_KINDS
 
-    common = argparse.ArgumentParser(add_help=False)
+    common = home_config_parent("GHOST_HOME")
     common.add_argument("--suite", choices=SUITE_NAMES, default="default", help="which suite (default: default)")
     common.add_argument("--runner", choices=RUNNER_KINDS, default="stub",
                         help="stub: echo the prompt, no daemon (CI); http: ask a daemon on loopback (default: stub)")
@@ -78,15 +59,13 @@ def _common() -> argparse.ArgumentParser:
                         help=f"the daemon, loopback only (--runner http; default {DEFAULT_BASE_URL})")
     common.add_argument("--api-key", default=None, help="the daemon's api key (default: the api_key setting)")
     common.add_argument("--model", default=None, help="model name sent with each request (default: the daemon's)")
-    common.add_argument("--timeout", type=_positive_float, default=DEFAULT_TIMEOUT_S, metavar="N",
+    common.add_argument("--timeout", type=positive_float, default=DEFAULT_TIMEOUT_S, metavar="N",
                         help="seconds: the HTTP client timeout AND each task's deadline (default 300)")
-    common.add_argument("--limit", type=_positive_int, default=None, metavar="N", help="only the first N tasks")
+    common.add_argument("--limit", type=positive_int, default=None, metavar="N", help="only the first N tasks")
     common.add_argument("--ids", nargs="+", default=None, metavar="ID", help="only these task ids")
-    common.add_argument("--concurrency", type=_positive_int, default=1, metavar="N",
+    common.add_argument("--concurrency", type=positive_int, default=1, metavar="N",
                         help="tasks in flight at once (default 1)")
     common.add_argument("--seed", type=int, default=None, help="the suite's sampling seed (recorded in the result)")
-    common.add_argument("--home", dest="home", type=arg_type("home"), default=None, help="GHOST_HOME")
-    common.add_argument("--config", dest="config", type=arg_type("config"), default=None, help="config file")
     common.add_argument("--no-progress", action="store_true", help="no progress output on stderr")
     return common
 

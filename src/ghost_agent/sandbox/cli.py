@@ -19,6 +19,7 @@ from typing import IO, Any
 import orjson
 import structlog
 
+from ghost_agent.cli_args import home_config_parent, positive_float, positive_int
 from ghost_agent.logging import configure_logging
 from ghost_agent.sandbox.base import LANGUAGES, ExecLimits, SandboxError
 from ghost_agent.sandbox.detect import Detection, get_detection, reset_cache
@@ -28,31 +29,9 @@ from ghost_agent.settings import Settings, SettingsError, arg_type, load_setting
 EXIT_OK, EXIT_SANDBOX, EXIT_USAGE = 0, 1, 2
 
 
-def _positive_float(raw: str) -> float:
-    try:
-        value = float(raw)
-    except ValueError:
-        value = 0.0
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"invalid value {raw!r}: use a positive number")
-    return value
-
-
-def _positive_int(raw: str) -> int:
-    try:
-        value = int(raw)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"invalid value {raw!r}: use a positive integer")
-    return value
-
-
 def add_subparser(sub: Any) -> argparse.ArgumentParser:
     """Register `sandbox` and its subcommands on the main parser's subparsers action."""
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--home", dest="home", type=arg_type("home"), default=None, help="GHOST_HOME")
-    common.add_argument("--config", dest="config", type=arg_type("config"), default=None, help="config file")
+    common = home_config_parent("GHOST_HOME")
     common.add_argument("--sandbox", dest="sandbox", type=arg_type("sandbox"), default=None,
                         metavar="{auto,bwrap,subprocess}", help="backend (default: settings.sandbox, auto)")
 
@@ -65,8 +44,8 @@ def add_subparser(sub: Any) -> argparse.ArgumentParser:
     source = run.add_mutually_exclusive_group(required=True)
     source.add_argument("--code", help="the program text")
     source.add_argument("--file", type=Path, help="read the program from this file")
-    run.add_argument("--timeout", type=_positive_float, help="seconds (default: settings.sandbox_timeout_s)")
-    run.add_argument("--memory-mb", type=_positive_int, help="MB (default: settings.sandbox_memory_mb)")
+    run.add_argument("--timeout", type=positive_float, help="seconds (default: settings.sandbox_timeout_s)")
+    run.add_argument("--memory-mb", type=positive_int, help="MB (default: settings.sandbox_memory_mb)")
     run.add_argument("--workspace", type=Path,
                      help="existing directory the code runs in, at /workspace (default: a temp dir); run as root, "
                           "its contents are handed to the sandbox user (chown 65534)")

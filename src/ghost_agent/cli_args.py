@@ -1,0 +1,41 @@
+"""Argument types and the `--home`/`--config` parent parser the command-line tools share."""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+from ghost_agent.settings import arg_type
+
+
+def positive_float(raw: str) -> float:
+    """An argparse type: a finite number > 0."""
+    try:
+        value = float(raw)
+    except ValueError:
+        value = 0.0
+    if not value > 0 or not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"invalid value {raw!r}: use a positive number")
+    return value
+
+
+def positive_int(raw: str) -> int:
+    """An argparse type: an integer >= 1."""
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"invalid value {raw!r}: use a positive integer")
+    return value
+
+
+def home_config_parent(home_help: str = "GHOST_HOME to use") -> argparse.ArgumentParser:
+    """A parent parser with `--home` and `--config`, for subcommands that read settings."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--home", dest="home", type=arg_type("home"), default=None, help=home_help)
+    common.add_argument("--config", dest="config", type=arg_type("config"), default=None, help="config file")
+    return common
+
+
+__all__ = ["home_config_parent", "positive_float", "positive_int"]
