@@ -33,12 +33,14 @@ from ghost_agent.server import build_app
 from ghost_agent.settings import Settings, coerce
 
 
-async def run_one(label: str, settings: Settings, limit: int, timeout: float) -> tuple[SuiteResult, float]:
+async def run_one(
+    label: str, settings: Settings, limit: int | None, timeout: float, ids: list[str] | None = None
+) -> tuple[SuiteResult, float]:
     app = build_app(settings, configure_logs=False)
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
         runner = HttpRunner("http://127.0.0.1:8000", timeout_s=timeout, transport=transport)
-        tasks = load_suite("humaneval", limit=limit)
+        tasks = load_suite("humaneval", limit=limit, ids=ids)
         t0 = time.perf_counter()
 
         def progress(outcome: Any, done: int, total: int) -> None:
@@ -71,6 +73,7 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=40)
     parser.add_argument("--timeout", type=float, default=600)
     parser.add_argument("--agent-args", nargs="*", default=[], help="setting=value overrides for the agent run")
+    parser.add_argument("--ids", nargs="+", default=None, help="only these problems (instead of --limit)")
     args = parser.parse_args()
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
     overrides = {}
@@ -82,9 +85,11 @@ def main() -> None:
         direct_settings = Settings(home=Path(tmp) / "direct", router="always-fast", **common).validate()
         agent_settings = Settings(home=Path(tmp) / "agent", router="always-agent", **{**common, **overrides})
         agent_settings.validate()
-        direct, direct_wall = asyncio.run(run_one("direct", direct_settings, args.limit, args.timeout))
-        agent, agent_wall = asyncio.run(run_one("agent", agent_settings, args.limit, args.timeout))
-        print(f"# HumanEval, first {args.limit} problems, embedded qwen2.5-coder-1.5b, greedy (noisy shared machine)")
+        limit = None if args.ids else args.limit
+        direct, direct_wall = asyncio.run(run_one("direct", direct_settings, limit, args.timeout, args.ids))
+        agent, agent_wall = asyncio.run(run_one("agent", agent_settings, limit, args.timeout, args.ids))
+        scope = f"problems {' '.join(args.ids)}" if args.ids else f"first {args.limit} problems"
+        print(f"# HumanEval, {scope}, embedded qwen2.5-coder-1.5b, greedy (noisy shared machine)")
         print(f"direct (fast path, one call): pass@1 {direct.pass_rate:.3f} ({sum(o.passed for o in direct.outcomes)}"
               f"/{len(direct.outcomes)}), wall {direct_wall:.0f} s")
         print(f"agent turn ({overrides or 'defaults'}): pass@1 {agent.pass_rate:.3f} "
