@@ -280,3 +280,22 @@ def test_streaming_agent_turn_through_the_openai_sdk(tmp_path: Path, upstream: t
         text = "".join(chunk.choices[0].delta.content or "" for chunk in stream if chunk.choices)
     assert "step 1" in text and "python" in text  # tool progress streamed as content when asked
     assert text.endswith("The answer is 338350.")
+
+
+async def test_client_tools_pass_through_even_when_the_agent_would_run(
+    tmp_path: Path, upstream: tuple[str, ScriptedBackend]
+) -> None:
+    from ghost_agent.llm.scripted import tool_call
+
+    url, llm = upstream
+    llm.enqueue(ScriptedReply(tool_calls=[tool_call("get_weather", '{"city": "Oslo"}')]))
+    settings = agent_settings(tmp_path, url, router="auto")
+    weather = {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}
+    async with daemon(settings) as client:
+        response = await chat(client, "weather in Oslo?", tools=[weather])
+    assert response.status_code == 200
+    calls = response.json()["choices"][0]["message"]["tool_calls"]
+    assert calls[0]["function"]["name"] == "get_weather"
+    assert llm.requests[0]["tools"] == [weather] and len(llm.requests) == 1
+    traj = stored(settings, response.headers["x-ghost-trajectory-id"])
+    assert traj.router is not None and traj.router["reason"] == "client_tools"
