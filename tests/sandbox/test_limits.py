@@ -269,3 +269,15 @@ def test_a_failing_bwrap_is_a_sandbox_error_not_a_program_failure(tmp_path: Path
     fake.chmod(0o755)
     with pytest.raises(SandboxError, match="Creating new namespace failed"):
         BwrapSandbox(bwrap_path=str(fake), cgroups=False).run_sync("python", "print(1)", limits=QUICK)
+
+
+def test_many_concurrent_executions_never_trip_over_each_others_cgroups(bwrap: SandboxBackend) -> None:
+    """Executions starting while others finish share the cgroup parent: none may fail to set up (a race
+    between one execution's cleanup and another's setup once failed the HumanEval suite under load)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    limits = ExecLimits(timeout_s=20)
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        results = list(pool.map(lambda i: bwrap.run_sync("python", f"print({i})", limits=limits), range(48)))
+    assert [r.stdout.strip() for r in results] == [str(i) for i in range(48)]
+    assert leftover_cgroups() == []

@@ -167,10 +167,10 @@ class ExecCgroup:
                 os.close(fd)
         self._fds = []
         for d in list(self.dirs.values()):
-            if _remove(d, self):
-                with contextlib.suppress(OSError):
-                    d.parent.rmdir()  # fails while other executions use it: fine
-            else:
+            # The shared parent stays: removing it when it looked empty raced with concurrent executions
+            # creating their child in it (seen as FileExistsError/ENOENT under load). An empty cgroup directory
+            # costs nothing; crashed daemons' children are swept at the next start.
+            if not _remove(d, self):
                 log.warning("sandbox_cgroup_leftover", path=str(d), pids=sorted(self.pids()))
         self.dirs = {}
 
@@ -298,13 +298,18 @@ class CgroupSupport:
 def _make_child(parent: Path, name: str) -> Path:
     """mkdir parent/name, recreating the shared parent if a finishing execution just removed it."""
     for _ in range(5):
-        parent.mkdir(exist_ok=True)
+        try:
+            # not Path.mkdir(exist_ok=True): it re-raises FileExistsError when the directory vanishes between
+            # its mkdir and its is_dir check, which is exactly the race with a finishing execution's rmdir
+            os.mkdir(parent)
+        except FileExistsError:
+            pass
         try:
             (parent / name).mkdir()
             return parent / name
         except FileNotFoundError:
             continue
-    raise OSError(errno.ENOENT, f"{parent} keeps disappearing")
+    raise OSError(errno.ENOENT, f"{parent} keeps disappearing")  # pragma: no cover - needs 5 lost races
 
 
 def _sweep(parent: Path) -> None:
