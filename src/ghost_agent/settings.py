@@ -207,6 +207,14 @@ class Settings:
             choices=("auto", "on", "off"),
         ),
     )
+    self_check: bool = field(
+        default=True,
+        metadata=_meta(
+            "agent",
+            "Run the request's own >>> examples against a code answer in the sandbox; on a failure the model "
+            "gets one revision.",
+        ),
+    )
     verifier: bool = field(
         default=True, metadata=_meta("agent", "Check tool-using turns' replies against the request (one LLM call).")
     )

@@ -79,7 +79,8 @@ def kind(request: JSON, prefix: str) -> str:
 
 
 async def run(loop: ToolLoop, ctx: ToolContext, msgs: list[JSON] | None = None, **kw: Any) -> LoopResult:
-    return await loop.run(msgs if msgs is not None else list(USER), ctx, user_request=REQUEST, **kw)
+    kw.setdefault("user_request", REQUEST)
+    return await loop.run(msgs if msgs is not None else list(USER), ctx, **kw)
 
 
 # ------------------------------------------------------------------------------------ the basic turn
@@ -489,3 +490,54 @@ async def test_the_same_call_after_other_work_runs_again(ctx: ToolContext, regis
     result = await run(ToolLoop(llm, registry, LoopConfig()), ctx)
     assert [s.tool_args["command"] for s in result.steps] == ["ls", "touch new.txt", "ls"]
     assert "new.txt" in result.steps[2].result_preview and result.aborted is None
+
+
+SPEC = '''Complete this function:
+def double(x):
+    """Return twice x.
+    >>> double(2)
+    4
+    >>> double(-1)
+    -2
+    """
+'''
+WRONG = "```python\ndef double(x):\n    return x + 2\n```"
+RIGHT = "```python\ndef double(x):\n    return 2 * x\n```"
+
+
+async def test_a_code_answer_failing_the_tasks_examples_gets_one_revision(
+    ctx: ToolContext, registry: ToolRegistry
+) -> None:
+    llm = backend(say(WRONG), say(RIGHT))
+    result = await run(ToolLoop(llm, registry, LoopConfig()), ctx, [{"role": "user", "content": SPEC}],
+                       user_request=SPEC)
+    assert result.final_text == RIGHT
+    first, second = result.steps
+    assert (first.extra["source"], first.ok, second.extra["source"], second.ok) == ("self_check", False,
+                                                                                     "self_check", True)
+    revision = messages(llm.requests[1])
+    assert revision[-2] == {"role": "assistant", "content": WRONG}
+    assert "Failed example" in revision[-1]["content"] and "double(-1)" in revision[-1]["content"]
+    assert "tools" not in llm.requests[1]
+
+
+async def test_a_code_answer_passing_its_examples_costs_no_model_call(ctx: ToolContext, registry: ToolRegistry) -> None:
+    llm = backend(say(RIGHT))
+    result = await run(ToolLoop(llm, registry, LoopConfig()), ctx, [{"role": "user", "content": SPEC}],
+                       user_request=SPEC)
+    assert result.final_text == RIGHT and len(llm.requests) == 1
+    [step] = result.steps
+    assert step.extra["source"] == "self_check" and step.ok
+
+
+async def test_no_examples_or_no_code_means_no_self_check(ctx: ToolContext, registry: ToolRegistry) -> None:
+    llm = backend(say(WRONG), say("four"))
+    plain = await run(ToolLoop(llm, registry, LoopConfig()), ctx, [{"role": "user", "content": "write double"}],
+                      user_request="write double")
+    assert plain.steps == [] and plain.final_text == WRONG
+    prose = await run(ToolLoop(llm, registry, LoopConfig()), ctx, [{"role": "user", "content": SPEC}],
+                      user_request=SPEC)
+    assert prose.steps == [] and prose.final_text == "four"
+    off = await run(ToolLoop(backend(say(WRONG)), registry, LoopConfig(self_check=False)), ctx,
+                    [{"role": "user", "content": SPEC}], user_request=SPEC)
+    assert off.steps == []

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ghost_agent.agent import prompting
+from ghost_agent.agent import prompting, self_check
 from ghost_agent.agent.loop_run import (
     LoopEvent,
     LoopResult,
@@ -59,7 +59,8 @@ class LoopConfig:
 
     `native_tools`: "on" always sends the OpenAI `tools` list, "off" never does, "auto" sends it until the
     backend rejects a request carrying it (400/404/422), then retries without and stops sending it.
-    `result_chars` caps each tool result the model sees (a marker replaces the middle).
+    `result_chars` caps each tool result the model sees (a marker replaces the middle). `self_check` runs the
+    request's own `>>>` examples against a code answer and allows one revision (agent/self_check.py).
     """
 
     max_steps: int = 6
@@ -68,6 +69,7 @@ class LoopConfig:
     temperature: float = 0.2
     max_tokens: int = 1024
     result_chars: int = 4000
+    self_check: bool = True
 
     def __post_init__(self) -> None:
         if self.native_tools not in NATIVE_MODES:
@@ -140,6 +142,8 @@ class ToolLoop:
         run = LoopRun(conversation=conversation, tool_ctx=tool_ctx, user_request=user_request, on_event=on_event)
         try:
             await self._drive(run)
+            if run.aborted is None and self.config.self_check:
+                await self._self_check(run)
         except BackendError as exc:
             # Named attributes on the exception the caller already handles: no wrapper type to unwrap.
             setattr(exc, "partial_steps", list(run.steps))  # noqa: B010 - BackendError does not declare them
@@ -359,6 +363,34 @@ class ToolLoop:
             f"I stopped because I was about to repeat a failing {step.tool_name} call "
             f"({one_line(failed.error or 'it failed', 200)}). {LOOP_MARKER}",
         )
+
+    async def _self_check(self, run: LoopRun) -> None:
+        """Run the request's own `>>>` examples against the answer's code; on failure, one revision.
+
+        See `agent/self_check.py`. The check is a recorded python step (source `self_check`), so the verifier
+        and the PRM see it like any other tool call.
+        """
+        examples = self_check.extract_examples(run.user_request)
+        code = self_check.extract_code(run.final_text or "")
+        if not examples or not code or "python" not in self.registry.names:
+            return
+        program = self_check.check_program(code, examples)
+        args: JSON = {"code": program}
+        report = await self._act(run, "python", args, args, "self-check: run the task's examples against the answer",
+                                 source="self_check")
+        if report is None or run.steps[-1].ok:
+            return
+        log.info("agent_self_check_failed", steps=len(run.steps))
+        run.conversation.append({"role": "assistant", "content": run.final_text or ""})
+        run.conversation.append({"role": "user", "content": self_check.revision_prompt(report)})
+        revised = self._final_text(await self._complete(run, tools=False), len(run.steps))
+        new_code = self_check.extract_code(revised)
+        if not new_code:
+            return  # the model did not give code back: keep the first answer
+        run.final_text = revised
+        retry: JSON = {"code": self_check.check_program(new_code, examples)}
+        await self._act(run, "python", retry, retry, "self-check: run the examples against the revised answer",
+                        source="self_check")
 
     async def _finish(self, run: LoopRun, text: str) -> None:
         run.final_text = text

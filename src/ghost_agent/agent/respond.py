@@ -106,6 +106,7 @@ class AgentTurn:
                 native_tools=settings.native_tools,
                 model=turn.body.get("model") or None,
                 max_tokens=settings.agent_max_tokens,
+                self_check=settings.self_check,
             ),
             mcts=self._mcts(turn),
             prm_scorer=services.prm_scorer,
