@@ -509,7 +509,7 @@ async def test_a_code_answer_failing_the_tasks_examples_gets_one_revision(
     ctx: ToolContext, registry: ToolRegistry
 ) -> None:
     llm = backend(say(WRONG), say(RIGHT))
-    result = await run(ToolLoop(llm, registry, LoopConfig()), ctx, [{"role": "user", "content": SPEC}],
+    result = await run(ToolLoop(llm, registry, LoopConfig(self_check=True)), ctx, [{"role": "user", "content": SPEC}],
                        user_request=SPEC)
     assert result.final_text == RIGHT
     first, second = result.steps
@@ -523,7 +523,7 @@ async def test_a_code_answer_failing_the_tasks_examples_gets_one_revision(
 
 async def test_a_code_answer_passing_its_examples_costs_no_model_call(ctx: ToolContext, registry: ToolRegistry) -> None:
     llm = backend(say(RIGHT))
-    result = await run(ToolLoop(llm, registry, LoopConfig()), ctx, [{"role": "user", "content": SPEC}],
+    result = await run(ToolLoop(llm, registry, LoopConfig(self_check=True)), ctx, [{"role": "user", "content": SPEC}],
                        user_request=SPEC)
     assert result.final_text == RIGHT and len(llm.requests) == 1
     [step] = result.steps
@@ -532,12 +532,13 @@ async def test_a_code_answer_passing_its_examples_costs_no_model_call(ctx: ToolC
 
 async def test_no_examples_or_no_code_means_no_self_check(ctx: ToolContext, registry: ToolRegistry) -> None:
     llm = backend(say(WRONG), say("four"))
-    plain = await run(ToolLoop(llm, registry, LoopConfig()), ctx, [{"role": "user", "content": "write double"}],
+    plain = await run(ToolLoop(llm, registry, LoopConfig(self_check=True)), ctx,
+                      [{"role": "user", "content": "write double"}],
                       user_request="write double")
     assert plain.steps == [] and plain.final_text == WRONG
-    prose = await run(ToolLoop(llm, registry, LoopConfig()), ctx, [{"role": "user", "content": SPEC}],
+    prose = await run(ToolLoop(llm, registry, LoopConfig(self_check=True)), ctx, [{"role": "user", "content": SPEC}],
                       user_request=SPEC)
     assert prose.steps == [] and prose.final_text == "four"
-    off = await run(ToolLoop(backend(say(WRONG)), registry, LoopConfig(self_check=False)), ctx,
+    off = await run(ToolLoop(backend(say(WRONG)), registry, LoopConfig()), ctx,
                     [{"role": "user", "content": SPEC}], user_request=SPEC)
     assert off.steps == []

@@ -69,7 +69,7 @@ class LoopConfig:
     temperature: float = 0.2
     max_tokens: int = 1024
     result_chars: int = 4000
-    self_check: bool = True
+    self_check: bool = False
 
     def __post_init__(self) -> None:
         if self.native_tools not in NATIVE_MODES:
