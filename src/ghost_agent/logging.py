@@ -7,9 +7,10 @@ JSON or a human-readable rendering.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
-from collections.abc import MutableMapping
+from collections.abc import Iterator, MutableMapping
 from pathlib import Path
 from typing import IO, Any
 
@@ -104,3 +105,18 @@ def get_logger(name: str | None = None) -> Any:
     must still pick up the configuration in force when they log.
     """
     return structlog.get_logger(component=name) if name else structlog.get_logger()
+
+
+@contextlib.contextmanager
+def warnings_to(stream: IO[str]) -> Iterator[None]:
+    """For a CLI command: warnings and worse go to `stream` (never stdout, which carries the command's output)
+    while inside. A caller that already configured logging (a daemon in the same process) keeps its setup."""
+    if structlog.is_configured():
+        yield
+        return
+    sink = configure_logging(None, level="warning", console=stream)
+    try:
+        yield
+    finally:
+        sink.close()
+        structlog.reset_defaults()

@@ -22,14 +22,13 @@ import asyncio
 import contextlib
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
-import structlog
-
 from ghost_agent.cli_args import home_config_parent, positive_float, positive_int
 from ghost_agent.eval.task import EvalTask, SuiteResult, TaskOutcome
+from ghost_agent.logging import warnings_to
 from ghost_agent.settings import Settings, SettingsError, load_settings
 
 EXIT_OK, EXIT_REGRESSED, EXIT_USAGE = 0, 1, 2
@@ -139,23 +138,6 @@ class Progress:
             self.stream.write("\n")
             self.stream.flush()
             self._drawn = False
-
-
-@contextlib.contextmanager
-def _logging_to(err: IO[str]) -> Iterator[None]:
-    """Warnings (e.g. an unisolated sandbox) go to `err`, never to stdout, which carries the table. A caller
-    that configured logging (a daemon in the same process) keeps its setup."""
-    if structlog.is_configured():
-        yield
-        return
-    from ghost_agent.logging import configure_logging
-
-    sink = configure_logging(None, level="warning", console=err)
-    try:
-        yield
-    finally:
-        sink.close()
-        structlog.reset_defaults()
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -295,7 +277,7 @@ def cmd_eval(
     err = err if err is not None else sys.stderr
     try:
         settings = _settings(args)
-        with _logging_to(err):
+        with warnings_to(err):
             if args.eval_command == "freeze":
                 return _freeze(args, settings, out, err)
             return _compare(args, settings, out, err)

@@ -12,15 +12,14 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
 import orjson
-import structlog
 
 from ghost_agent.cli_args import home_config_parent, positive_float, positive_int
-from ghost_agent.logging import configure_logging
+from ghost_agent.logging import warnings_to
 from ghost_agent.sandbox.base import LANGUAGES, ExecLimits, SandboxError
 from ghost_agent.sandbox.detect import Detection, get_detection, reset_cache
 from ghost_agent.sandbox.setup import ensure_installed
@@ -62,21 +61,6 @@ def add_subparser(sub: Any) -> argparse.ArgumentParser:
     return parser
 
 
-@contextlib.contextmanager
-def _warnings_to(err: IO[str]) -> Iterator[None]:
-    """Inside: warnings (the loud `sandbox_unisolated`) go to `err`, nothing to stdout, where structlog's
-    unconfigured default would print into the JSON. A caller that configured logging keeps its setup."""
-    if structlog.is_configured():
-        yield
-        return
-    sink = configure_logging(None, level="warning", console=err)
-    try:
-        yield
-    finally:
-        sink.close()
-        structlog.reset_defaults()
-
-
 def cmd_sandbox(
     args: argparse.Namespace, parser: argparse.ArgumentParser, out: IO[str] | None = None, err: IO[str] | None = None
 ) -> int:
@@ -88,7 +72,7 @@ def cmd_sandbox(
         settings = load_settings(cli=given)
     except SettingsError as exc:
         parser.error(str(exc))
-    with _warnings_to(err):
+    with warnings_to(err):
         if args.sandbox_command == "run":
             return _run(args, settings, out, err)
         if args.sandbox_command == "setup":
