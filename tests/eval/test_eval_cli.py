@@ -109,6 +109,24 @@ def test_humaneval_with_a_limit_through_the_stub(tmp_path: Path) -> None:
     assert "suite humaneval: 0/3 passed" in out
 
 
+@pytest.mark.parametrize("suite", ["wordproblems", "everyday", "workspace_data"])
+def test_the_dev_suites_run_through_the_stub(tmp_path: Path, suite: str) -> None:
+    from ghost_agent.sandbox import SandboxError, get_sandbox
+
+    try:
+        get_sandbox(make_settings(tmp_path))  # everyday's delivered checks run replies in the sandbox
+    except SandboxError as exc:
+        pytest.skip(f"no sandbox backend can run here: {exc}")
+    output = tmp_path / f"{suite}.json"
+    code, out, err = cli("freeze", "--suite", suite, "--limit", "3", "--output", str(output), "--home",
+                         str(tmp_path / "home"), "--workspace-root", str(tmp_path / "ws"), "--no-progress")
+    assert code == 0, err
+    frozen = load(output)
+    assert len(frozen.outcomes) == 3 and frozen.suite == suite
+    assert not any(o.passed for o in frozen.outcomes) and not any(o.error for o in frozen.outcomes)
+    assert f"suite {suite}: 0/3 passed" in out
+
+
 def test_the_http_runner_end_to_end_and_a_wrong_answer_on_the_second_run(tmp_path: Path) -> None:
     right = "Let me list the workspace to find the file first."
     scripted = ScriptedBackend(model="scripted-model")

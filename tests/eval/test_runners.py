@@ -4,13 +4,17 @@ before a connection could be made."""
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
 from ghost_agent import __version__
 from ghost_agent.distill.collector import TrajectoryCollector
+from ghost_agent.eval.run import run_suite
 from ghost_agent.eval.runners import (
     HttpRunner,
     Runner,
@@ -18,11 +22,14 @@ from ghost_agent.eval.runners import (
     StubRunner,
     loopback_base_url,
     make_runner,
+    place_task_files,
 )
 from ghost_agent.eval.task import EvalTask
 from ghost_agent.home import GhostHome
 from ghost_agent.llm.fake_server import free_port
 from ghost_agent.llm.scripted import ScriptedBackend, ScriptedReply
+from ghost_agent.sandbox.base import SandboxError
+from ghost_agent.sandbox.workspace import Workspaces, workspace_name
 from tests.conftest import daemon_on_port, make_settings
 
 
@@ -217,3 +224,89 @@ async def test_describe_waits_while_the_daemon_is_starting() -> None:
     finally:
         await runner.aclose()
     assert "/v1/models" not in seen
+
+
+# --- task files in the session workspace ----------------------------------------------------------------------
+
+
+def file_task(files: dict[str, str], task_id: str = "workspace_data/csv/t1") -> EvalTask:
+    return EvalTask(id=task_id, suite="workspace_data", cluster="csv", prompt="Read sales.csv; what is the total?",
+                    verifier="answer_line", expected=3, files=files)
+
+
+@dataclass
+class WorkspaceWitness(ScriptedBackend):
+    """The scripted model, also noting at each call what the watched workspace directory holds."""
+
+    watched: Path | None = None
+    snapshots: list[dict[str, str]] = field(default_factory=list)
+
+    async def complete(self, body: dict[str, Any]) -> dict[str, Any]:
+        seen: dict[str, str] = {}
+        if self.watched is not None and self.watched.is_dir():
+            seen = {p.relative_to(self.watched).as_posix(): p.read_text() for p in self.watched.rglob("*")
+                    if p.is_file()}
+        self.snapshots.append(seen)
+        return await super().complete(body)
+
+
+async def test_task_files_are_in_the_workspace_before_the_prompt_is_sent(tmp_path: Path) -> None:
+    """When the daemon calls the model for the task, the files already sit in the workspace the daemon gives
+    that session (`$GHOST_HOME/workspace/<workspace_name(session id)>`), and the session id was sent."""
+    settings = make_settings(tmp_path)
+    root = GhostHome(settings.home).workspace
+    csv_text = "item,n\nmarker-a17,1\nmarker-b42,2\n"
+    task = file_task({"data/sales.csv": csv_text, "notes.json": "{}"})
+    with daemon_on_port(settings, backend := WorkspaceWitness(model="scripted-model", default="error")) as url:
+        runner = HttpRunner(url, timeout_s=30, workspace_root=root)
+        backend.watched = root / workspace_name(runner.session_id(task))
+        backend.enqueue(ScriptedReply(content="The total is 3.\nAnswer: 3"))
+        try:
+            reply = await runner.reply(task)
+        finally:
+            await runner.aclose()
+    assert reply.error is None and reply.text.endswith("Answer: 3")
+    assert backend.snapshots == [{"data/sales.csv": csv_text, "notes.json": "{}"}]
+    assert runner.session_id(task).startswith("eval-") and task.id in runner.session_id(task)
+    # the daemon saw the same session: its trajectory names it
+    with TrajectoryCollector(GhostHome(settings.home).trajectories) as collector:
+        collector.flush()
+        stored = collector.get(reply.trajectory_id or "")
+    assert stored is not None and runner.session_id(task) in json.dumps(stored.to_dict())
+
+
+async def test_a_file_task_without_a_workspace_root_is_an_error_outcome(tmp_path: Path) -> None:
+    scripted = ScriptedBackend(model="scripted-model", default="error")
+    scripted.enqueue(ScriptedReply(content="It is 42."))
+    with daemon_on_port(make_settings(tmp_path), scripted) as url:
+        runner = HttpRunner(url, timeout_s=10)
+        try:
+            result = await run_suite([file_task({"sales.csv": "a\n1\n"}), task("t/plain")], runner)
+        finally:
+            await runner.aclose()
+    failed, plain = result.outcomes
+    assert not failed.passed and failed.error is not None and "no workspace_root" in failed.error
+    assert failed.reward["failure_class"] == "transport_error"
+    assert plain.passed  # the run went on; only the plain task reached the model
+    assert [r["messages"][-1]["content"] for r in scripted.requests] == ["what is 6 * 7?"]
+
+
+@pytest.mark.parametrize("name", ["../escape.csv", "/etc/passwd", "", "a/../../b", "a\\b"])
+async def test_file_names_outside_the_workspace_are_refused(tmp_path: Path, name: str) -> None:
+    runner = HttpRunner("http://127.0.0.1:9", timeout_s=5, workspace_root=tmp_path / "ws")
+    try:
+        reply = await runner.reply(file_task({name: "x"}))
+    finally:
+        await runner.aclose()
+    assert reply.error is not None and "must be a relative path" in reply.error
+    assert not (tmp_path / "escape.csv").exists()
+
+
+def test_place_task_files_uses_the_daemons_directory_and_refuses_a_symlink(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    workspace = place_task_files(root, "eval-1/odd id", {"a.json": "{}", "sub/b.txt": "b"})
+    assert workspace == Workspaces(root, quota_mb=1, max_age_days=0).path_for("eval-1/odd id")
+    assert (workspace / "a.json").read_text() == "{}" and (workspace / "sub" / "b.txt").read_text() == "b"
+    (root / "plain").symlink_to(tmp_path)
+    with pytest.raises(SandboxError, match="not a directory"):
+        place_task_files(root, "plain", {"x": "y"})

@@ -16,7 +16,8 @@ from ghost_agent.eval.task import EvalTask
 from ghost_agent.eval.verifiers import get_verifier
 from ghost_agent.sandbox import ExecLimits, SandboxBackend, SandboxError, get_sandbox
 
-VERIFIERS = {"exact_match", "contains", "numeric_match", "mcq_letter", "is_refusal", "regex_match", "code_tests"}
+VERIFIERS = {"exact_match", "contains", "numeric_match", "mcq_letter", "is_refusal", "regex_match", "code_tests",
+             "answer_line", "delivered"}
 
 DEFAULT_IDS = [
     "default/regression/repeat-token",

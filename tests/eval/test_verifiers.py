@@ -9,17 +9,25 @@ from pathlib import Path
 
 import pytest
 
+from ghost_agent.eval.reward import FailureLabel, RewardAdapter
 from ghost_agent.eval.verifiers import (
+    SANDBOX_VERIFIERS,
     VERIFIERS,
+    answer_line,
     code_tests,
     contains,
+    delivered,
     exact_match,
+    extract_answer_line,
     extract_code,
     extract_letter,
     get_verifier,
+    has_answer_line,
+    internal_text_leaks,
     is_refusal,
     last_number,
     mcq_letter,
+    numbers_in,
     numeric_match,
     regex_match,
 )
@@ -173,9 +181,10 @@ def test_regex_match() -> None:
 
 def test_registry_and_get_verifier() -> None:
     assert set(VERIFIERS) == {"exact_match", "contains", "numeric_match", "mcq_letter", "is_refusal", "regex_match",
-                              "code_tests"}
+                              "code_tests", "answer_line", "delivered"}
     assert get_verifier("numeric_match") is numeric_match
-    with pytest.raises(KeyError, match="known: code_tests, contains"):
+    assert SANDBOX_VERIFIERS == {"code_tests", "delivered"} and SANDBOX_VERIFIERS <= set(VERIFIERS)
+    with pytest.raises(KeyError, match="known: answer_line, code_tests, contains"):
         get_verifier("llm_judge")
 
 
@@ -264,3 +273,119 @@ def test_malformed_code_tasks_raise(sandbox: RecordingSandbox) -> None:
 def test_extract_code_is_the_shared_one() -> None:
     reply = "Intro\n```bash\nls\n```\n```python\ndef f():\n    return 1\n```\n"
     assert extract_code(reply).strip() == "def f():\n    return 1"
+
+
+# --- answer_line ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("reply", "number"), [
+    ("Step 1: 3 + 4 = 7.\nAnswer: 7", 7.0),
+    ("**Answer:** 12.5", 12.5),
+    ("**Answer: 12.50**", 12.5),
+    ("Answer: $1,234.50", 1234.5),
+    ("answer - no wait.\nAnswer = -3", -3.0),
+    ("Final answer: 42 km.", 42.0),
+    ("  > **Final Answer**: $0.90", 0.9),
+    ("- **Answer:** 3", 3.0),
+    ("Answer: 5 dollars.", 5.0),
+    ("Answer: .75", 0.75),
+    ("Answer: 7\nActually I made a slip.\nAnswer: 8", 8.0),  # the last line wins
+    ("Answer: 10\nThat is the change Ava gets.", 10.0),
+])
+def test_answer_line_finds_the_last_answer_line(reply: str, number: float) -> None:
+    assert extract_answer_line(reply) == number
+    assert answer_line(reply, number) == 1.0
+    assert answer_line(reply, number + 1) == 0.0
+
+
+@pytest.mark.parametrize("reply", [
+    "The answer is 42.",  # the line must start with the label
+    "So we get 42.\n42",
+    "Answer: forty-two",
+    "Answer:\n42",
+    "",
+    "Solve it step by step, then end your reply with a line of the form `Answer: <number>`.",
+])
+def test_no_answer_line_scores_zero(reply: str) -> None:
+    assert extract_answer_line(reply) is None
+    assert answer_line(reply, 42) == 0.0
+
+
+def test_answer_line_tolerance_and_malformed_expectations() -> None:
+    assert answer_line("Answer: 28.45", 28.45) == 1.0
+    assert answer_line("Answer: 28.4500001", "28.45") == 1.0  # within the default relative 1e-6
+    assert answer_line("Answer: 28.46", 28.45) == 0.0
+    assert answer_line("Answer: 28.46", 28.45, abs_tolerance=0.05) == 1.0
+    for bad in (None, True, "n/a", [1]):
+        with pytest.raises(ValueError, match="answer_line"):
+            answer_line("Answer: 1", bad)
+
+
+def test_a_missing_answer_line_is_a_format_error_and_a_wrong_one_a_discard() -> None:
+    adapter = RewardAdapter(answer_line)
+    assert adapter.score({"predicted": "It comes to 12.", "expected": 12}).failure_class is FailureLabel.FORMAT_ERROR
+    assert adapter.score({"predicted": "Answer: 13", "expected": 12}).failure_class is FailureLabel.DISCARD
+    assert adapter.score({"predicted": "Answer: 12", "expected": 12}).failure_class is FailureLabel.KEEP
+
+
+@pytest.mark.parametrize(("reply", "compliant"), [
+    ("Work...\nAnswer: 12", True),
+    ("Work...\n**Answer:** $12.50\n\n", True),
+    ("Answer: 12\nHope this helps!", False),  # right number, but not the reply's last line
+    ("The answer is 12.", False),
+    ("", False),
+])
+def test_has_answer_line_is_strict_about_the_last_line(reply: str, compliant: bool) -> None:
+    assert has_answer_line(reply) is compliant
+
+
+def test_numbers_in_lists_every_number() -> None:
+    assert numbers_in("From 1,024 to -3.5, then 7") == [1024.0, -3.5, 7.0]
+    assert numbers_in("none here") == []
+
+
+# --- internal_text_leaks / delivered ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("reply", [
+    '{"tool": "python", "args": {"code": "print(1)"}}',
+    'Sure!\n```json\n{ "answer": "Canberra" }\n```',
+    '{"name": "bash", "arguments": {"command": "ls"}}',
+    "{'action': 'final_answer', 'action_input': 'hi'}",
+    "I stopped because I was about to repeat a failing python call (boom). [ATTEMPT_ABORTED_LOOP]",
+    "Tool result (python):\n42",
+    "Instructions from the client:\nbe brief",
+    "Choose the next step.",
+    "(the model gave no usable reply)",
+    "(stopped after 6 tool calls without a final answer)",
+])
+def test_internal_text_leaks_are_found(reply: str) -> None:
+    assert internal_text_leaks(reply)
+
+
+@pytest.mark.parametrize("reply", [
+    "The capital of Australia is Canberra.",
+    "Use a dict: `{'name': 'Ada', 'age': 36}` and json.dumps(data).",
+    'Return {"status": "ok"} from the endpoint.',
+    "The tool you want is `grep -c`; the answer is 3.",
+])
+def test_ordinary_replies_leak_nothing(reply: str) -> None:
+    assert internal_text_leaks(reply) == []
+
+
+def test_the_leak_markers_are_the_agents_own() -> None:
+    """The verifier keeps the agent's texts as literals (it judges the daemon from outside): they must still be
+    what the agent emits."""
+    from ghost_agent.agent.loop import LOOP_MARKER
+    from ghost_agent.agent.prompting import CLIENT_INSTRUCTIONS
+
+    assert internal_text_leaks(f"x {LOOP_MARKER}") and internal_text_leaks(CLIENT_INSTRUCTIONS)
+
+
+def test_delivered_fails_a_leak_whatever_the_checks_say() -> None:
+    checks = [{"kind": "contains", "any": ["Canberra"]}]
+    assert delivered("The capital is Canberra.", checks) == 1.0
+    assert delivered('The capital is Canberra.\n{"answer": "Canberra"}', checks) == 0.0
+    assert delivered("Canberra [ATTEMPT_ABORTED_LOOP]", checks) == 0.0
+    with pytest.raises(ValueError, match="unknown check"):
+        delivered('{"tool": "python"}', [{"kind": "vibes"}])  # a broken task is still reported as one

@@ -1,6 +1,6 @@
 """`ghost-agent eval freeze | compare` and `python -m scripts.eval_baseline freeze | compare` (seed 001).
 
-Both run a suite (`--suite {default,post_learning,humaneval}`) through a runner (`--runner stub` by default,
+Both run a suite (`--suite`, one of `eval.suites.SUITES`) through a runner (`--runner stub` by default,
 `--runner http --base-url URL` for a daemon on loopback) and then:
 
 - `freeze` writes the result JSON to `--output` (default `$GHOST_HOME/system/eval/<suite>.json`); exit 0.
@@ -27,12 +27,13 @@ from pathlib import Path
 from typing import IO, Any
 
 from ghost_agent.cli_args import home_config_parent, positive_float, positive_int
+from ghost_agent.eval.suites import SUITES
 from ghost_agent.eval.task import EvalTask, SuiteResult, TaskOutcome
 from ghost_agent.logging import warnings_to
 from ghost_agent.settings import Settings, SettingsError, load_settings
 
 EXIT_OK, EXIT_REGRESSED, EXIT_USAGE = 0, 1, 2
-SUITE_NAMES = ("default", "post_learning", "humaneval")
+SUITE_NAMES = SUITES
 DEFAULT_TIMEOUT_S = 300.0
 
 EPILOG = """\
@@ -58,6 +59,9 @@ def _common() -> argparse.ArgumentParser:
                         help=f"the daemon, loopback only (--runner http; default {DEFAULT_BASE_URL})")
     common.add_argument("--api-key", default=None, help="the daemon's api key (default: the api_key setting)")
     common.add_argument("--model", default=None, help="model name sent with each request (default: the daemon's)")
+    common.add_argument("--workspace-root", type=Path, default=None, metavar="DIR",
+                        help="the daemon's workspace root, where tasks' files are placed (--runner http; "
+                             "default: <home>/workspace)")
     common.add_argument("--timeout", type=positive_float, default=DEFAULT_TIMEOUT_S, metavar="N",
                         help="seconds: the HTTP client timeout AND each task's deadline (default 300)")
     common.add_argument("--limit", type=positive_int, default=None, metavar="N", help="only the first N tasks")
@@ -167,8 +171,11 @@ def _load_tasks(args: argparse.Namespace) -> list[EvalTask]:
 
 
 def _sandbox_for(tasks: Sequence[EvalTask], settings: Settings) -> Any:
-    """The configured sandbox when some task runs code (code_tests), else None (nothing probed)."""
-    if not any(t.verifier == "code_tests" for t in tasks):
+    """The configured sandbox when some task's verifier runs code (code_tests, delivered), else None (nothing
+    probed)."""
+    from ghost_agent.eval.verifiers import SANDBOX_VERIFIERS
+
+    if not any(t.verifier in SANDBOX_VERIFIERS for t in tasks):
         return None
     from ghost_agent.sandbox import SandboxError, get_sandbox
 
@@ -182,11 +189,13 @@ def _run(args: argparse.Namespace, settings: Settings, tasks: list[EvalTask], er
     from ghost_agent.eval.network_guard import NetworkEgressError
     from ghost_agent.eval.run import run_suite
     from ghost_agent.eval.runners import RunnerError, make_runner
+    from ghost_agent.home import GhostHome
 
     api_key = args.api_key if args.api_key is not None else settings.api_key
+    workspace_root = args.workspace_root or GhostHome(settings.home).workspace
     try:
         runner = make_runner(args.runner, base_url=args.base_url, api_key=api_key, model=args.model,
-                             timeout_s=args.timeout)
+                             timeout_s=args.timeout, workspace_root=workspace_root)
     except ValueError as exc:
         raise EvalUsageError(str(exc)) from exc
     sandbox = _sandbox_for(tasks, settings)

@@ -5,7 +5,9 @@
 - `HttpRunner` POSTs each task to a running daemon's `/v1/chat/completions` (non-streaming) over ONE pooled
   httpx client. Only loopback base URLs are accepted (ValueError at construction, before any connection), the
   client ignores proxy environment variables (a proxy would carry the traffic off the machine), and every
-  reply's `x-ghost-trajectory-id` is recorded so a failing task links to its trajectory.
+  reply's `x-ghost-trajectory-id` is recorded so a failing task links to its trajectory. A task with `files`
+  gets them written into its session's workspace (`workspace_root/<workspace_name(session)>`, the layout of
+  `sandbox/workspace.py`) before its prompt is sent.
 
 A runner never raises for a failed task: HTTP errors become `RunnerReply.error`, the client timeout becomes
 `timed_out`. `RunnerError` is for a runner that cannot start at all (daemon unreachable, api key refused).
@@ -17,13 +19,17 @@ import asyncio
 import ipaddress
 import secrets
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
 from typing import Protocol, runtime_checkable
 
 import httpx
 
 from ghost_agent import __version__
 from ghost_agent.eval.task import JSON, EvalTask
+from ghost_agent.sandbox.base import SandboxError
+from ghost_agent.sandbox.workspace import Workspaces
 
 TRAJECTORY_HEADER = "x-ghost-trajectory-id"
 SESSION_HEADER = "x-ghost-session-id"
@@ -127,12 +133,31 @@ def _error_text(response: httpx.Response) -> str:
     return f"HTTP {response.status_code}: {' '.join(message.split())}"
 
 
+def place_task_files(workspace_root: Path, session_id: str, files: Mapping[str, str]) -> Path:
+    """Write `files` (relative name -> text) into the session's workspace under `workspace_root`, the directory
+    the daemon gives that session (`Workspaces.path_for`); returns it. Blocking.
+
+    ValueError for a name that is absolute, empty or climbs out with `..`; SandboxError when something that is
+    not a directory sits where the workspace belongs; OSError when writing fails.
+    """
+    workspace = Workspaces(workspace_root, quota_mb=0, max_age_days=0).path_for(session_id)
+    for name, content in files.items():
+        rel = PurePosixPath(name)
+        if not name or rel.is_absolute() or ".." in rel.parts or "\\" in name:
+            raise ValueError(f"task file name {name!r} must be a relative path inside the workspace")
+        target = workspace.joinpath(*rel.parts)
+        target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        target.write_text(content, encoding="utf-8")
+    return workspace
+
+
 class HttpRunner:
     """Asks a daemon on loopback: one non-streaming chat completion per task, each in its own session.
 
     `timeout_s` is the httpx timeout (connect, read, write, pool each); hitting it is `timed_out`. `temperature`
     (default 0, greedy, for reproducible runs) is sent unless None. `transport` lets tests serve an app
-    in-process; the URL must still be loopback.
+    in-process; the URL must still be loopback. `workspace_root` is the daemon's workspace root
+    (`$GHOST_HOME/workspace`): tasks with `files` need it, and without it they come back as an error reply.
     """
 
     kind = "http"
@@ -146,8 +171,10 @@ class HttpRunner:
         timeout_s: float = 300.0,
         temperature: float | None = 0.0,
         transport: httpx.AsyncBaseTransport | None = None,
+        workspace_root: Path | None = None,
     ) -> None:
         self.base_url = loopback_base_url(base_url)
+        self.workspace_root = Path(workspace_root) if workspace_root is not None else None
         if not timeout_s > 0:
             raise ValueError(f"timeout_s must be positive, got {timeout_s!r}")
         self.model = model
@@ -168,6 +195,23 @@ class HttpRunner:
             follow_redirects=False,
         )
 
+    def session_id(self, task: EvalTask) -> str:
+        """The session id this runner sends (`x-ghost-session-id`) for `task`: unique per runner and task."""
+        return f"{self._session_prefix}-{task.id}"[:128]
+
+    async def _place_files(self, task: EvalTask, session: str) -> str | None:
+        """Write the task's files into its workspace; the error text when that cannot be done."""
+        if not task.files:
+            return None
+        if self.workspace_root is None:
+            return (f"task {task.id} needs files in the daemon's workspace, but the runner has no workspace_root "
+                    "(pass the daemon's $GHOST_HOME/workspace)")
+        try:
+            await asyncio.to_thread(place_task_files, self.workspace_root, session, task.files)
+        except (OSError, ValueError, SandboxError) as exc:
+            return f"cannot place task {task.id}'s files in {self.workspace_root}: {exc}"
+        return None
+
     def _body(self, task: EvalTask) -> JSON:
         messages: list[JSON] = []
         if task.system:
@@ -187,7 +231,10 @@ class HttpRunner:
         def elapsed() -> float:
             return (time.perf_counter() - t0) * 1000.0
 
-        session = f"{self._session_prefix}-{task.id}"[:128]
+        session = self.session_id(task)
+        placing_failed = await self._place_files(task, session)
+        if placing_failed is not None:
+            return RunnerReply("", error=placing_failed, duration_ms=elapsed())
         try:
             response = await self._client.post(
                 "/v1/chat/completions", json=self._body(task), headers={SESSION_HEADER: session}
@@ -267,12 +314,14 @@ def make_runner(
     api_key: str | None = None,
     model: str | None = None,
     timeout_s: float = 300.0,
+    workspace_root: Path | None = None,
 ) -> StubRunner | HttpRunner:
-    """The runner named `kind` ("stub" | "http"); ValueError for an unknown kind or a non-loopback URL."""
+    """The runner named `kind` ("stub" | "http"); ValueError for an unknown kind or a non-loopback URL.
+    `workspace_root` (http only) is where tasks' files go: the daemon's `$GHOST_HOME/workspace`."""
     if kind == "stub":
         return StubRunner()
     if kind == "http":
-        return HttpRunner(base_url, api_key=api_key, model=model, timeout_s=timeout_s)
+        return HttpRunner(base_url, api_key=api_key, model=model, timeout_s=timeout_s, workspace_root=workspace_root)
     raise ValueError(f"unknown runner {kind!r}: use one of {', '.join(RUNNER_KINDS)}")
 
 
@@ -287,4 +336,5 @@ __all__ = [
     "TRAJECTORY_HEADER",
     "loopback_base_url",
     "make_runner",
+    "place_task_files",
 ]

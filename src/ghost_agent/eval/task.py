@@ -22,7 +22,9 @@ class EvalTask:
 
     `verifier` names a function in `eval/verifiers.py` (e.g. "numeric_match", "code_tests"); `expected` is
     what it compares against (for code_tests: the test program); `kwargs` go to the verifier (filtered to what
-    it accepts). `regression` tasks are the ones the stub runner can pass (it echoes the prompt).
+    it accepts). `regression` tasks are the ones the stub runner can pass (it echoes the prompt). `files`
+    (relative name -> text) are written into the task's session workspace before the prompt is sent (the
+    http runner needs its `workspace_root` for that).
     """
 
     id: str
@@ -34,6 +36,7 @@ class EvalTask:
     kwargs: JSON = field(default_factory=dict)
     regression: bool = False
     system: str | None = None  # an optional system message sent with the prompt
+    files: dict[str, str] = field(default_factory=dict)  # relative name -> content, placed in the workspace
 
     def to_dict(self) -> JSON:
         """A JSON-ready dict."""

@@ -8,9 +8,12 @@ a CRASH reward, never a scored miss.
 
 `extract_code` (shared with the HumanEval executor, `eval/humaneval_exec.py`) is re-exported here.
 
-Verifiers that extract an answer before comparing (`numeric_match`, `mcq_letter`) carry an `extract_answer`
-attribute: `extract_answer(predicted, **kw)` returns what they would grade, or None when the reply holds nothing
-gradable - the adapter labels such a miss FORMAT_ERROR instead of DISCARD.
+Verifiers that extract an answer before comparing (`numeric_match`, `mcq_letter`, `answer_line`) carry an
+`extract_answer` attribute: `extract_answer(predicted, **kw)` returns what they would grade, or None when the reply
+holds nothing gradable - the adapter labels such a miss FORMAT_ERROR instead of DISCARD.
+
+`delivered` (the `everyday` suite) runs a task's list of checks (`eval/delivery.py`) and fails any reply that
+carries the agent's internal protocol text (`internal_text_leaks`).
 """
 
 from __future__ import annotations
@@ -82,6 +85,11 @@ _BOXED = re.compile(r"\\boxed\{([^{}]*)\}")
 
 def _to_float(token: str) -> float:
     return float(token.replace(",", "").replace("\u2212", "-"))
+
+
+def numbers_in(text: str) -> list[float]:
+    """Every number in `text`, in order (thousands commas understood, as in `last_number`)."""
+    return [_to_float(m.group(0)) for m in _NUMBER.finditer(text)]
 
 
 def last_number(text: str) -> float | None:
@@ -253,6 +261,95 @@ def code_tests(
     return float(sandbox.run_sync("python", program, limits=limits).ok)
 
 
+# "Answer: 42", "**Answer:** $1,234.50", "Final answer = -3.5 km." - the line must START with the label.
+_ANSWER_LINE = re.compile(
+    r"^[ \t>#*_-]*(?:final[ \t]+)?answer[ \t*_]*[:=]?[ \t*_]*(?:is[ \t]+)?\$?[ \t]*"
+    r"(?P<num>[-\u2212]?\$?[\d,]*\.?\d+)",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+def extract_answer_line(text: str) -> float | None:
+    """The number on the LAST line of `text` that starts with "Answer:" (markdown bold, "$", thousands commas,
+    trailing units or a period tolerated), or None when no line does."""
+    found = _ANSWER_LINE.findall(text)
+    if not found:
+        return None
+    token = found[-1].replace("$", "").replace(",", "").replace("\u2212", "-")
+    try:
+        return float(token)
+    except ValueError:
+        return None
+
+
+def has_answer_line(text: str) -> bool:
+    """Strict format compliance: the reply's last non-empty line is an `Answer: <number>` line."""
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return bool(lines) and _ANSWER_LINE.match(lines[-1]) is not None
+
+
+def answer_line(
+    predicted: str, expected: Any, *, rel_tolerance: float = 1e-6, abs_tolerance: float = 1e-9
+) -> float:
+    """1.0 when the number on the reply's last `Answer: <number>` line is within tolerance of `expected`.
+
+    No such line is 0.0 (a number elsewhere in the reply does not count: the prompt asked for the line).
+    `expected` must be a number or a numeric string (ValueError otherwise).
+    """
+    if isinstance(expected, bool) or not isinstance(expected, (int, float, str)):
+        raise ValueError(f"answer_line: expected must be a number or a numeric string, got {expected!r}")
+    want = float(expected) if not isinstance(expected, str) else last_number(expected)
+    if want is None or not math.isfinite(want):
+        raise ValueError(f"answer_line: expected {expected!r} is not a finite number")
+    got = extract_answer_line(predicted)
+    if got is None:
+        return 0.0
+    return float(math.isclose(got, want, rel_tol=rel_tolerance, abs_tol=abs_tolerance))
+
+
+# The agent's own protocol text (agent/protocol.py, agent/prompting.py, agent/loop.py). Kept literal here: the
+# eval judges the daemon from outside; tests/eval/test_verifiers.py checks they still match the agent's.
+_LEAK_MARKERS = (
+    "[ATTEMPT_ABORTED_LOOP]",
+    "Tool result (",
+    "Instructions from the client:",
+    "Choose the next step",
+    "I stopped because I was about to repeat",
+    "(the model gave no usable reply)",
+    "(stopped after",
+)
+_ACTION_JSON = re.compile(
+    r"""\{\s*["'](?:tool|tool_name|action|answer|final_answer|function)["']\s*:"""
+    r"""|\{\s*["']name["']\s*:\s*["'][^"'\n]*["']\s*,\s*["'](?:arguments|action_input)["']\s*:"""
+)
+
+
+def internal_text_leaks(text: str) -> list[str]:
+    """What of the agent's internal protocol a reply shows the user (empty: nothing): an action object
+    (`{"tool": ...}`, `{"answer": ...}`, `{"name": ..., "arguments": ...}`), the loop-guard marker, a tool-result
+    header, the prompt's scaffolding, the loop's canned stop texts."""
+    leaks = [f"action object {m.group(0)!r}" for m in _ACTION_JSON.finditer(text)]
+    leaks += [f"internal text {marker!r}" for marker in _LEAK_MARKERS if marker.casefold() in text.casefold()]
+    return leaks
+
+
+def delivered(
+    predicted: str, expected: Any, *, timeout_s: float = 10.0, sandbox: SandboxBackend | None = None
+) -> float:
+    """1.0 when the reply passes every check in `expected` (a list of check dicts, `eval/delivery.py`) and
+    leaks no internal agent text (`internal_text_leaks`); else 0.0.
+
+    Code, test, SQL and regex checks run in the sandbox (default: `get_sandbox()`), never here. Blocking.
+    A malformed check list raises ValueError (a broken task, not a miss).
+    """
+    from ghost_agent.eval.delivery import failed_checks  # delivery builds on this module
+
+    if internal_text_leaks(predicted):
+        failed_checks("", expected, timeout_s=timeout_s, sandbox=sandbox, validate_only=True)
+        return 0.0
+    return float(not failed_checks(predicted, expected, timeout_s=timeout_s, sandbox=sandbox))
+
+
 def _numeric_answer(predicted: str) -> float | None:
     return last_number(predicted)
 
@@ -263,6 +360,7 @@ def _letter_answer(predicted: str, *, choices: str = "ABCDE") -> str | None:
 
 setattr(numeric_match, "extract_answer", _numeric_answer)  # noqa: B010 - mypy rejects attributes on functions
 setattr(mcq_letter, "extract_answer", _letter_answer)  # noqa: B010
+setattr(answer_line, "extract_answer", extract_answer_line)  # noqa: B010
 
 VERIFIERS: dict[str, Verifier] = {
     "exact_match": exact_match,
@@ -272,7 +370,11 @@ VERIFIERS: dict[str, Verifier] = {
     "is_refusal": is_refusal,
     "regex_match": regex_match,
     "code_tests": code_tests,
+    "answer_line": answer_line,
+    "delivered": delivered,
 }
+# The verifiers that run code in the sandbox (the CLI probes one before a run that needs it).
+SANDBOX_VERIFIERS = frozenset({"code_tests", "delivered"})
 
 
 def get_verifier(name: str) -> Verifier:
@@ -284,17 +386,24 @@ def get_verifier(name: str) -> Verifier:
 
 
 __all__ = [
+    "SANDBOX_VERIFIERS",
     "VERIFIERS",
     "Verifier",
+    "answer_line",
     "code_tests",
     "contains",
+    "delivered",
     "exact_match",
+    "extract_answer_line",
     "extract_code",
     "extract_letter",
     "get_verifier",
+    "has_answer_line",
+    "internal_text_leaks",
     "is_refusal",
     "last_number",
     "mcq_letter",
+    "numbers_in",
     "numeric_match",
     "regex_match",
 ]

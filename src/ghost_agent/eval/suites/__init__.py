@@ -1,4 +1,5 @@
-"""The eval suites by name (DESIGN §7): `default`, `post_learning`, `humaneval`, and how to pick tasks from one.
+"""The eval suites by name (DESIGN §7): `default`, `post_learning`, `humaneval`, and the dev sets `wordproblems`,
+`everyday` and `workspace_data`; and how to pick tasks from one.
 
 Each suite module has `tasks() -> list[EvalTask]` in a fixed order; `load_suite` selects from it by id, shuffles
 with a seed and caps the count — the `--ids`, `--seed` and `--limit` flags of `scripts.eval_baseline`.
@@ -11,7 +12,7 @@ from collections.abc import Callable, Iterable
 
 from ghost_agent.eval.task import EvalTask
 
-SUITES: tuple[str, ...] = ("default", "post_learning", "humaneval")
+SUITES: tuple[str, ...] = ("default", "post_learning", "humaneval", "wordproblems", "everyday", "workspace_data")
 
 
 def _loader(name: str) -> Callable[[], list[EvalTask]]:
@@ -24,6 +25,18 @@ def _loader(name: str) -> Callable[[], list[EvalTask]]:
         from ghost_agent.eval.suites import post_learning
 
         return post_learning.tasks
+    if name == "wordproblems":
+        from ghost_agent.eval.suites import wordproblems
+
+        return wordproblems.tasks
+    if name == "everyday":
+        from ghost_agent.eval.suites import everyday
+
+        return everyday.tasks
+    if name == "workspace_data":
+        from ghost_agent.eval.suites import workspace_data
+
+        return workspace_data.tasks
     from ghost_agent.eval.suites import humaneval
 
     return humaneval.tasks
