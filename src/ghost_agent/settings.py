@@ -171,7 +171,8 @@ class Settings:
         default="auto",
         metadata=_meta(
             "agent",
-            "Fast path or full agent per request: auto = the learned router (unsure or untrained -> agent); "
+            "Fast path or full agent per request: auto = the learned router, or until it is trained a fixed prior "
+            "(conversation and facts -> fast; computation, code, files, run/test/check -> agent); unsure -> agent. "
             "always-agent / always-fast force one route (the router's p is still logged).",
             choices=("auto", "always-agent", "always-fast"),
         ),
@@ -207,13 +208,38 @@ class Settings:
             choices=("auto", "on", "off"),
         ),
     )
-    self_check: bool = field(
-        default=False,
+    agent_strategy: str = field(
+        default="auto",
         metadata=_meta(
             "agent",
-            "Run the request's own >>> examples against a code answer in the sandbox; on a failure the model "
-            "gets one revision. Off by default: on HumanEval with the 1.5B it did not add accuracy and cost "
-            "2.5x the time (docs/agent-turn.md).",
+            "How an agent turn works: answer-first = draft the reply as the bare model would, then check and repair "
+            "it with the sandbox (run its code against tests, compute its numbers, fix the requested form); "
+            "action-loop = the JSON/native tool loop from the first call; auto = answer-first, and the tool loop "
+            "for requests about files in the workspace (docs/agent-turn.md has the measurements).",
+            choices=("auto", "answer-first", "action-loop"),
+        ),
+    )
+    check_model_tests: int = field(
+        default=5,
+        metadata=_meta(
+            "agent", "Assertions the model writes from the spec to test a code answer (answer-first; 0 = only the "
+            "request's own examples).", lo=0, hi=20,
+        ),
+    )
+    check_revisions: int = field(
+        default=1, metadata=_meta("agent", "Repair rounds after a code answer fails its checks (answer-first).",
+                                  lo=0, hi=5),
+    )
+    check_samples: int = field(
+        default=1,
+        metadata=_meta("agent", "Fresh candidates sampled when the repaired code answer still fails (answer-first).",
+                       lo=0, hi=10),
+    )
+    check_compute: bool = field(
+        default=True,
+        metadata=_meta(
+            "agent", "Quantitative questions answered without code get a program that computes the answer; a "
+            "disagreement is reconciled in one call (answer-first).",
         ),
     )
     verifier: bool = field(
@@ -282,7 +308,7 @@ class Settings:
         metadata=_meta(
             "learning",
             "Router checkpoint loaded at startup (default: the home's self-trained one if present; "
-            "missing -> every request takes the full agent).",
+            "missing -> the untrained prior routes).",
         ),
     )
     prm_train_cooldown: float = field(

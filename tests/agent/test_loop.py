@@ -164,12 +164,16 @@ async def test_broken_reply_is_retried_once_with_a_reminder(ctx: ToolContext, re
     )
 
 
-async def test_broken_twice_becomes_the_answer(ctx: ToolContext, registry: ToolRegistry) -> None:
+async def test_broken_twice_falls_back_to_a_direct_answer(ctx: ToolContext, registry: ToolRegistry) -> None:
     second = 'I think {"tool": "nope", "args": {}} is it'
-    llm = backend(say('{"tool": "python" "args"}'), say(second))
-    result = await run(ToolLoop(llm, registry, LoopConfig()), ctx)
-    assert (result.final_text, result.steps, result.llm_calls, result.aborted) == (second, [], 2, None)
+    llm = backend(say('{"tool": "python" "args"}'), say(second), say("The answer is 42."))
+    result = await run(ToolLoop(llm, registry, LoopConfig()), ctx, extra_system="Lessons: none")
+    # the broken action never reaches the user: the bare model's answer to the client's messages does
+    assert (result.final_text, result.steps, result.llm_calls, result.aborted) == ("The answer is 42.", [], 3, None)
+    assert result.info["fallback"] == "protocol"
     assert "unknown tool" not in str(messages(llm.requests[1])[-1])  # the first reason was about the JSON
+    assert messages(llm.requests[2]) == [{"role": "system", "content": "Lessons: none"}, *USER]
+    assert "tools" not in llm.requests[2]
 
 
 # ----------------------------------------------------------------------------------------- native tools
@@ -238,10 +242,12 @@ async def test_on_mode_propagates_the_rejection_and_off_never_sends_tools(
 
 async def test_loop_guard_stops_a_repeated_failing_call(ctx: ToolContext, registry: ToolRegistry) -> None:
     failing = act("bash", command="ls /definitely/not/here")
-    llm = backend(failing, failing, say("must never be requested"))
+    llm = backend(failing, failing, say("The folder does not exist."))
     result = await run(ToolLoop(llm, registry, LoopConfig()), ctx)
-    assert result.aborted == "loop" and result.final_text.endswith(LOOP_MARKER)
-    assert len(llm.requests) == 2 and result.llm_calls == 2  # no third call
+    # the turn stops acting and answers directly: no apology about the loop, no marker, no third tool call
+    assert result.aborted == "loop" and result.final_text == "The folder does not exist."
+    assert LOOP_MARKER not in result.final_text and result.info["fallback"] == "loop"
+    assert len(llm.requests) == 3 and result.llm_calls == 3 and messages(llm.requests[2]) == USER
     first, repeat = result.steps
     assert not first.ok and first.error == "bash: exited with code 2"
     assert not repeat.ok and repeat.extra["loop_guard"] == {"repeats_step": 0} and repeat.duration_ms == 0
@@ -270,11 +276,12 @@ async def test_max_steps_forces_a_tool_less_answer(ctx: ToolContext, registry: T
     assert messages(forced)[-2] == {"role": "user", "content": "Tool result (python):\n2"}
 
 
-async def test_max_steps_uses_a_tool_call_reply_as_text(ctx: ToolContext, registry: ToolRegistry) -> None:
+async def test_max_steps_never_shows_a_tool_call_reply_as_the_answer(ctx: ToolContext, registry: ToolRegistry) -> None:
     again = json.dumps({"tool": "python", "args": {"code": "print(3)"}})
-    llm = backend(act("python", code="print(1)"), say(again))
+    llm = backend(act("python", code="print(1)"), say(again), say("It prints 1."))
     result = await run(ToolLoop(llm, registry, LoopConfig(max_steps=1)), ctx)
-    assert (result.aborted, result.final_text, len(result.steps)) == ("max_steps", again, 1)
+    assert (result.aborted, result.final_text, len(result.steps)) == ("max_steps", "It prints 1.", 1)
+    assert result.info["fallback"] == "no_answer"
 
 
 async def test_failure_then_success_is_recovered_and_results_are_capped(
@@ -393,6 +400,23 @@ async def test_mcts_without_a_prm_model_simulates(ctx: ToolContext, registry: To
     assert result.final_text == "338350" and result.llm_calls == 5
 
 
+async def test_the_searchs_token_usage_counts_in_the_turns_usage(ctx: ToolContext, registry: ToolRegistry) -> None:
+    def used(reply: ScriptedReply, prompt: int, completion: int) -> ScriptedReply:
+        reply.usage = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+        return reply
+
+    llm = backend(
+        used(act("python", code=SQUARES), 100, 10),
+        used(proposal(BASH_ACTION), 200, 20),
+        used(say('{"imagined_result": "prints 338350", "score": 9}'), 300, 30),
+        used(say('{"imagined_result": "echoes a guess", "score": 2}'), 400, 40),
+        used(say("338350"), 500, 50),
+    )
+    mcts = MCTSReasoner(llm, max_candidates=2, prm_scorer=PRMScorer(), expand_top=0)
+    result = await run(ToolLoop(llm, registry, LoopConfig(), mcts=mcts, prm_scorer=PRMScorer()), ctx)
+    assert result.usage == {"prompt_tokens": 1500, "completion_tokens": 150, "total_tokens": 1650}
+
+
 async def test_mcts_alternative_can_beat_the_models_own_action(ctx: ToolContext, registry: ToolRegistry) -> None:
     llm = backend(
         act("bash", command="rm -rf /workspace/*"),
@@ -490,55 +514,3 @@ async def test_the_same_call_after_other_work_runs_again(ctx: ToolContext, regis
     result = await run(ToolLoop(llm, registry, LoopConfig()), ctx)
     assert [s.tool_args["command"] for s in result.steps] == ["ls", "touch new.txt", "ls"]
     assert "new.txt" in result.steps[2].result_preview and result.aborted is None
-
-
-SPEC = '''Complete this function:
-def double(x):
-    """Return twice x.
-    >>> double(2)
-    4
-    >>> double(-1)
-    -2
-    """
-'''
-WRONG = "```python\ndef double(x):\n    return x + 2\n```"
-RIGHT = "```python\ndef double(x):\n    return 2 * x\n```"
-
-
-async def test_a_code_answer_failing_the_tasks_examples_gets_one_revision(
-    ctx: ToolContext, registry: ToolRegistry
-) -> None:
-    llm = backend(say(WRONG), say(RIGHT))
-    result = await run(ToolLoop(llm, registry, LoopConfig(self_check=True)), ctx, [{"role": "user", "content": SPEC}],
-                       user_request=SPEC)
-    assert result.final_text == RIGHT
-    first, second = result.steps
-    assert (first.extra["source"], first.ok, second.extra["source"], second.ok) == ("self_check", False,
-                                                                                     "self_check", True)
-    revision = messages(llm.requests[1])
-    assert revision[-2] == {"role": "assistant", "content": WRONG}
-    assert "Failed example" in revision[-1]["content"] and "double(-1)" in revision[-1]["content"]
-    assert "tools" not in llm.requests[1]
-
-
-async def test_a_code_answer_passing_its_examples_costs_no_model_call(ctx: ToolContext, registry: ToolRegistry) -> None:
-    llm = backend(say(RIGHT))
-    result = await run(ToolLoop(llm, registry, LoopConfig(self_check=True)), ctx, [{"role": "user", "content": SPEC}],
-                       user_request=SPEC)
-    assert result.final_text == RIGHT and len(llm.requests) == 1
-    [step] = result.steps
-    assert step.extra["source"] == "self_check" and step.ok
-
-
-async def test_no_examples_or_no_code_means_no_self_check(ctx: ToolContext, registry: ToolRegistry) -> None:
-    llm = backend(say(WRONG), say("four"))
-    plain = await run(ToolLoop(llm, registry, LoopConfig(self_check=True)), ctx,
-                      [{"role": "user", "content": "write double"}],
-                      user_request="write double")
-    assert plain.steps == [] and plain.final_text == WRONG
-    prose = await run(ToolLoop(llm, registry, LoopConfig(self_check=True)), ctx, [{"role": "user", "content": SPEC}],
-                      user_request=SPEC)
-    assert prose.steps == [] and prose.final_text == "four"
-    off = await run(ToolLoop(backend(say(WRONG)), registry, LoopConfig()), ctx,
-                    [{"role": "user", "content": SPEC}], user_request=SPEC)
-    assert off.steps == []

@@ -24,6 +24,7 @@ REQUEST = "how can I see how many lines of code is a project? just give me the c
 
 
 def services(tmp_path: Path, llm: ScriptedBackend, **overrides: Any) -> AgentServices:
+    overrides.setdefault("agent_strategy", "action-loop")
     settings = make_settings(tmp_path, router="always-agent", mcts=False, **overrides)
     try:
         sandbox = get_sandbox(settings)

@@ -3,7 +3,9 @@
 Each step the model (or, with MCTS, the best of K proposed candidates) chooses a tool call or the final
 answer; calls run through `ToolRegistry.call` (sandboxed, never raising) and their results, capped with a
 marker, go back into the conversation. The loop ends on a final answer, on a repeated failing call (loop
-guard, `[ATTEMPT_ABORTED_LOOP]`) or after `max_steps` tool calls (one forced tool-less answer call).
+guard) or after `max_steps` tool calls (one forced tool-less answer call). Protocol text never becomes the
+reply: when the tool phase fails (the loop guard, a reply that is neither a usable action nor an answer, a
+forced answer that still acts) the turn falls back to the bare model's answer to the client's messages.
 
 Failure contract: a `BackendError` from any model call propagates unchanged, carrying what the turn did so
 far as attributes (`partial_steps`, `partial_llm_calls`, `partial_usage`; read them with `partial_steps()`)
@@ -18,7 +20,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ghost_agent.agent import prompting, self_check
+from ghost_agent.agent import prompting
 from ghost_agent.agent.loop_run import (
     LoopEvent,
     LoopResult,
@@ -59,8 +61,7 @@ class LoopConfig:
 
     `native_tools`: "on" always sends the OpenAI `tools` list, "off" never does, "auto" sends it until the
     backend rejects a request carrying it (400/404/422), then retries without and stops sending it.
-    `result_chars` caps each tool result the model sees (a marker replaces the middle). `self_check` runs the
-    request's own `>>>` examples against a code answer and allows one revision (agent/self_check.py).
+    `result_chars` caps each tool result the model sees (a marker replaces the middle).
     """
 
     max_steps: int = 6
@@ -69,7 +70,6 @@ class LoopConfig:
     temperature: float = 0.2
     max_tokens: int = 1024
     result_chars: int = 4000
-    self_check: bool = False
 
     def __post_init__(self) -> None:
         if self.native_tools not in NATIVE_MODES:
@@ -140,10 +140,9 @@ class ToolLoop:
             prompting.system_prefix(self.registry), extra_system, messages
         )
         run = LoopRun(conversation=conversation, tool_ctx=tool_ctx, user_request=user_request, on_event=on_event)
+        run.direct_messages = prompting.direct_messages(extra_system, messages)
         try:
             await self._drive(run)
-            if run.aborted is None and self.config.self_check:
-                await self._self_check(run)
         except BackendError as exc:
             # Named attributes on the exception the caller already handles: no wrapper type to unwrap.
             setattr(exc, "partial_steps", list(run.steps))  # noqa: B010 - BackendError does not declare them
@@ -191,7 +190,7 @@ class ToolLoop:
                     run.conversation.append({"role": "user", "content": reminder})
                     continue
                 log.warning("agent_protocol_invalid", error=parsed.error, reply=one_line(content, 300))
-                await self._finish(run, content.strip() or "(the model gave no usable reply)")
+                await self._fallback(run, "protocol")
                 return
             if parsed.kind == "answer":
                 await self._finish(run, parsed.answer or "")
@@ -256,9 +255,11 @@ class ToolLoop:
             )
         except MCTSError as exc:
             run.llm_calls += MCTS_FAILED_PROPOSAL_CALLS
+            run.add_usage(exc.usage)
             log.warning("agent_mcts_fallback", error=str(exc), response=one_line(exc.response, 300))
             return None
         run.llm_calls += result.llm_calls
+        run.add_usage(result.usage)
         return result
 
     async def _act_on_search(self, run: LoopRun, result: MCTSResult) -> None:
@@ -266,7 +267,7 @@ class ToolLoop:
         action = result.action
         if action.tool_name is None:
             run.conversation.append({"role": "user", "content": prompting.final_nudge("answer")})
-            await self._finish(run, self._final_text(await self._complete(run, tools=False), len(run.steps)))
+            await self._final_answer(run, await self._complete(run, tools=False))
             return
         raw = action.tool_args
         args: JSON = dict(raw) if isinstance(raw, Mapping) else {} if raw is None else {"value": raw}
@@ -285,7 +286,7 @@ class ToolLoop:
         run.aborted = reason
         log.info("agent_max_steps" if reason == "max_steps" else "agent_repeats", steps=len(run.steps))
         run.conversation.append({"role": "user", "content": prompting.final_nudge("max_steps")})
-        await self._finish(run, self._final_text(await self._complete(run, tools=False), len(run.steps)))
+        await self._final_answer(run, await self._complete(run, tools=False))
 
     # ----------------------------------------------------------------------------------------- acting
 
@@ -357,40 +358,7 @@ class ToolLoop:
         run.aborted = "loop"
         log.warning("agent_loop_guard", tool=step.tool_name, repeats_step=repeated, steps=len(run.steps))
         await run.emit("step_end", step, f"step {step.i + 1}: {step.tool_name} repeated a failing call; stopping")
-        failed = run.steps[repeated]
-        await self._finish(
-            run,
-            f"I stopped because I was about to repeat a failing {step.tool_name} call "
-            f"({one_line(failed.error or 'it failed', 200)}). {LOOP_MARKER}",
-        )
-
-    async def _self_check(self, run: LoopRun) -> None:
-        """Run the request's own `>>>` examples against the answer's code; on failure, one revision.
-
-        See `agent/self_check.py`. The check is a recorded python step (source `self_check`), so the verifier
-        and the PRM see it like any other tool call.
-        """
-        examples = self_check.extract_examples(run.user_request)
-        code = self_check.extract_code(run.final_text or "")
-        if not examples or not code or "python" not in self.registry.names:
-            return
-        program = self_check.check_program(code, examples)
-        args: JSON = {"code": program}
-        report = await self._act(run, "python", args, args, "self-check: run the task's examples against the answer",
-                                 source="self_check")
-        if report is None or run.steps[-1].ok:
-            return
-        log.info("agent_self_check_failed", steps=len(run.steps))
-        run.conversation.append({"role": "assistant", "content": run.final_text or ""})
-        run.conversation.append({"role": "user", "content": self_check.revision_prompt(report)})
-        revised = self._final_text(await self._complete(run, tools=False), len(run.steps))
-        new_code = self_check.extract_code(revised)
-        if not new_code:
-            return  # the model did not give code back: keep the first answer
-        run.final_text = revised
-        retry: JSON = {"code": self_check.check_program(new_code, examples)}
-        await self._act(run, "python", retry, retry, "self-check: run the examples against the revised answer",
-                        source="self_check")
+        await self._fallback(run, "loop")
 
     async def _finish(self, run: LoopRun, text: str) -> None:
         run.final_text = text
@@ -425,13 +393,30 @@ class ToolLoop:
         run.add_usage(reply.get("usage") if isinstance(reply, Mapping) else None)
         return reply
 
-    def _final_text(self, reply: JSON, n_steps: int) -> str:
-        """The answer in a reply to a "no more tools" nudge: a parsed answer, else its text as it is."""
+    async def _final_answer(self, run: LoopRun, reply: JSON) -> None:
+        """The answer in a reply to a "no more tools" nudge; a reply that still acts (or says nothing) is no
+        answer for the user: the turn falls back to a direct one."""
         content = prompting.content_text(message_of(reply).get("content")).strip()
         parsed = parse_action(content)
         if parsed.kind == "answer" and parsed.answer:
-            return parsed.answer
-        return content or f"(stopped after {n_steps} tool calls without a final answer)"
+            await self._finish(run, parsed.answer)
+        else:
+            await self._fallback(run, "no_answer")
+
+    async def _fallback(self, run: LoopRun, reason: str) -> None:
+        """The tool phase failed (a repeated failing call, replies that are neither an action nor an answer):
+        the user gets what the bare model answers to their messages — never a protocol fragment or an apology
+        about the loop. The tool work stays in the steps (and `aborted`) for the record."""
+        run.info["fallback"] = reason
+        log.info("agent_direct_fallback", reason=reason, steps=len(run.steps))
+        body: JSON = {"messages": list(run.direct_messages), "temperature": self.config.temperature,
+                      "max_tokens": self.config.max_tokens, "stream": False}
+        if self.config.model:
+            body["model"] = self.config.model
+        run.llm_calls += 1
+        reply = await self.backend.complete(body)
+        run.add_usage(reply.get("usage") if isinstance(reply, Mapping) else None)
+        await self._finish(run, prompting.content_text(message_of(reply).get("content")).strip())
 
     @staticmethod
     def _prm_state(run: LoopRun) -> PlanState:

@@ -82,10 +82,10 @@ class LoopResult:
     """What the loop produced.
 
     `aborted` is None, "loop" (loop guard) or "max_steps"; `llm_calls` counts every model request this loop
-    made, MCTS's included; `usage` sums the `usage` of the loop's own responses (MCTS's internal calls do
-    not report usage); `evidence` is (tool, code-or-command, output as the model saw it, ok) per executed
-    call; `recovered` is True when a step failed and a later one succeeded; `native_tools_used` is True when
-    at least one native `tool_calls` entry was executed.
+    made, MCTS's included; `usage` sums the `usage` of every response, the MCTS search's included;
+    `evidence` is (tool, code-or-command, output as the model saw it, ok) per executed call; `recovered` is
+    True when a step failed and a later one succeeded; `native_tools_used` is True when at least one native
+    `tool_calls` entry was executed.
     """
 
     final_text: str
@@ -96,6 +96,7 @@ class LoopResult:
     evidence: list[tuple[str, str, str, bool]]
     recovered: bool
     native_tools_used: bool
+    info: dict[str, Any] = field(default_factory=dict)  # strategy-specific facts for the trajectory's extra.agent
 
 
 @dataclass
@@ -119,6 +120,9 @@ class LoopRun:
     native_used: bool = False
     final_text: str | None = None
     aborted: str | None = None
+    info: dict[str, Any] = field(default_factory=dict)
+    # the client's messages as the bare model would get them: what a failed tool phase falls back to
+    direct_messages: list[dict[str, Any]] = field(default_factory=list)
 
     def add_usage(self, usage: Any) -> None:
         """Add a response's `usage` (missing or non-integer counts are skipped)."""
@@ -161,6 +165,7 @@ class LoopRun:
             evidence=list(self.evidence),
             recovered=self.recovered,
             native_tools_used=self.native_used,
+            info=dict(self.info),
         )
 
 

@@ -71,6 +71,15 @@ def build_conversation(prefix: str, extra_system: str, client_messages: Sequence
     return conversation
 
 
+def direct_messages(extra_system: str, client_messages: Sequence[Any]) -> list[Message]:
+    """The client's messages as the fast path sends them, with the per-turn block (lessons) in front when
+    present: what the bare model answers (the answer-first draft, the tool loop's fallback)."""
+    out: list[Message] = [dict(m) for m in client_messages if isinstance(m, Mapping)]
+    if extra_system.strip():
+        out.insert(0, {"role": "system", "content": extra_system.strip()})
+    return out
+
+
 def format_reminder(reason: str, tool_names: Sequence[str]) -> str:
     """The user message sent after an unusable reply: what was wrong, the protocol, the tool names."""
     names = ", ".join(tool_names) or "(none)"
@@ -112,6 +121,7 @@ __all__ = [
     "CLIENT_INSTRUCTIONS",
     "build_conversation",
     "content_text",
+    "direct_messages",
     "final_nudge",
     "format_reminder",
     "plan_summary",

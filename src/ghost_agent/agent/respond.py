@@ -15,8 +15,10 @@ import asyncio
 import time
 from typing import Any
 
+from ghost_agent.agent.answer_first import AnswerFirst, CheckConfig
 from ghost_agent.agent.loop import LoopConfig, LoopEvent, LoopResult, ToolLoop
 from ghost_agent.agent.memory_bus import system_extra
+from ghost_agent.agent.request_kind import RequestKind, classify
 from ghost_agent.agent.routing import takes_agent_path
 from ghost_agent.agent.services import AgentServices
 from ghost_agent.agent.stages import BackendCallStage
@@ -28,11 +30,12 @@ from ghost_agent.logging import get_logger
 from ghost_agent.mcts import MCTSReasoner
 from ghost_agent.sandbox.base import ExecLimits
 from ghost_agent.tools.base import ToolContext
-from ghost_agent.verifier import Evidence, Verifier
+from ghost_agent.verifier import Evidence, Verdict, Verifier
 
 log = get_logger("agent")
 
 JSON = dict[str, Any]
+SANDBOX_TOOLS = frozenset({"python", "bash"})
 
 
 class RespondStage:
@@ -58,6 +61,14 @@ class RespondStage:
                 model=str(turn.body.get("model") or ""), content=text, usage_obj=turn.usage,
                 id=_completion_id(turn),
             )
+
+
+def choose_strategy(setting: str, kind: RequestKind) -> str:
+    """The turn's strategy: the setting, with `auto` = answer-first unless the request is about workspace files
+    (a draft cannot see them; the tool loop reads them first)."""
+    if setting != "auto":
+        return setting
+    return "action-loop" if kind.files else "answer-first"
 
 
 def inject_lessons(turn: Turn) -> None:
@@ -98,41 +109,49 @@ class AgentTurn:
             max_procs=settings.sandbox_max_procs,
             max_output_bytes=settings.sandbox_max_output_kb * 1024,
         )
-        loop = ToolLoop(
-            services.backend,
-            services.registry,
-            LoopConfig(
-                max_steps=settings.max_steps,
-                native_tools=settings.native_tools,
-                model=turn.body.get("model") or None,
-                max_tokens=settings.agent_max_tokens,
-                self_check=settings.self_check,
-            ),
-            mcts=self._mcts(turn),
-            prm_scorer=services.prm_scorer,
-        )
         with workspaces.active(turn.session_id):
             ctx = ToolContext.for_session(
                 workspaces, turn.session_id, sandbox=sandbox, limits=limits, memory_searcher=self._searcher()
             )
+            kind = classify(user_request, ctx.workspace)
+            strategy = choose_strategy(settings.agent_strategy, kind)
+            turn.state["request_kind"] = kind.label
             try:
-                result = await loop.run(
-                    list(turn.body.get("messages") or []), ctx, user_request=user_request,
-                    extra_system=system_extra(turn), on_event=on_event,
-                )
+                if strategy == "answer-first":
+                    result = await AnswerFirst(services.backend, services.registry, self._check_config()).run(
+                        list(turn.body.get("messages") or []), ctx, user_request=user_request,
+                        extra_system=system_extra(turn), client_body=turn.body, on_event=on_event, kind=kind,
+                    )
+                else:
+                    result = await self._loop(turn).run(
+                        list(turn.body.get("messages") or []), ctx, user_request=user_request,
+                        extra_system=system_extra(turn), on_event=on_event,
+                    )
             except BackendError as exc:
                 turn.state["steps"] = list(getattr(exc, "partial_steps", []) or [])
-                turn.state["agent"] = {"error": exc.message}
+                turn.state["agent"] = {"strategy": strategy, "error": exc.message}
                 raise
-        text = await self._verify(user_request, result)
+        if strategy == "answer-first":
+            text = self._execution_verdict(result)
+        else:
+            text = await self._verify(user_request, result)
         turn.state["final_response"] = text
         turn.state["steps"] = result.steps
         turn.state["agent"] = {
+            "strategy": strategy,
             "aborted": result.aborted,
             "llm_calls": result.llm_calls,
             "native_tools": result.native_tools_used,
             "recovered": result.recovered,
             "ms": round((time.perf_counter() - started) * 1000, 3),
+            "cost": {
+                "llm_calls": result.llm_calls + (1 if turn.state.get("verifier_called") else 0),
+                "prompt_tokens": result.usage.get("prompt_tokens", 0),
+                "completion_tokens": result.usage.get("completion_tokens", 0),
+                "sandbox_runs": sum(1 for s in result.steps
+                                    if s.tool_name in SANDBOX_TOOLS and not s.extra.get("loop_guard")),
+            },
+            **result.info,
         }
         turn.usage = wire.usage(result.usage.get("prompt_tokens", 0), result.usage.get("completion_tokens", 0))
         turn.finish_reason = "stop"
@@ -140,12 +159,60 @@ class AgentTurn:
             "agent_turn",
             request_id=turn.request_id,
             trajectory_id=turn.trajectory_id,
+            strategy=strategy,
+            kind=kind.label,
             steps=len(result.steps),
             aborted=result.aborted,
             llm_calls=result.llm_calls,
             verdict=(turn.state.get("verifier") or {}).get("verdict"),
             ms=turn.state["agent"]["ms"],
         )
+        return text
+
+    def _loop(self, turn: Turn) -> ToolLoop:
+        settings = self.services.settings
+        return ToolLoop(
+            self.services.backend,
+            self.services.registry,
+            LoopConfig(
+                max_steps=settings.max_steps,
+                native_tools=settings.native_tools,
+                model=turn.body.get("model") or None,
+                max_tokens=settings.agent_max_tokens,
+            ),
+            mcts=self._mcts(turn),
+            prm_scorer=self.services.prm_scorer,
+        )
+
+    def _check_config(self) -> CheckConfig:
+        settings = self.services.settings
+        return CheckConfig(
+            model=self.turn.body.get("model") or None,
+            max_tokens=settings.agent_max_tokens,
+            model_tests=settings.check_model_tests,
+            revisions=settings.check_revisions,
+            samples=settings.check_samples,
+            compute=settings.check_compute,
+        )
+
+    def _execution_verdict(self, result: LoopResult) -> str:
+        """Answer-first turns are judged by what ran, not by another model call: the request's own examples
+        passing is a confirmation, failing after the repairs a refutation (noted in the reply)."""
+        text = result.final_text
+        user = result.info.get("user_cases")
+        if not isinstance(user, dict) or not user.get("total"):
+            return text
+        passed, total = int(user.get("passed", 0)), int(user["total"])
+        if passed == total:
+            verdict = Verdict("CONFIRMED", 0.9, f"the code passes the request's {total} example(s)")
+        else:
+            failing = "; ".join(str(f) for f in user.get("failing", [])[:3])
+            verdict = Verdict("REFUTED", 0.9, f"the code fails {total - passed} of the request's {total} "
+                              f"example(s): {failing}")
+        self.turn.state["verifier"] = {**verdict.to_dict(), "source": "execution"}
+        if verdict.verdict == "REFUTED":
+            text += Verifier.note_for_reply(verdict)
+        log.info("verifier_verdict", verdict=verdict.verdict, confidence=verdict.confidence, source="execution")
         return text
 
     async def _sandbox(self) -> Any:
@@ -199,6 +266,7 @@ class AgentTurn:
             refute_confidence=services.settings.verifier_refute_confidence,
         )
         evidence = [Evidence(tool=t, code=c, output=o, ok=ok) for t, c, o, ok in result.evidence]
+        turn.state["verifier_called"] = True
         verdict = await verifier.verify(user_request, evidence, text)
         turn.state["verifier"] = verdict.to_dict()
         if verifier.should_retract(verdict):

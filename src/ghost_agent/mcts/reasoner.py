@@ -14,7 +14,7 @@ import json
 import math
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ghost_agent.llm.base import BackendError, LLMBackend
@@ -51,6 +51,7 @@ class _Context:
     tools: list[ToolSpec]
     rendered_tools: str
     calls: int = 0
+    usage: dict[str, int] = field(default_factory=dict)  # summed `usage` of the search's calls (the turn's cost)
 
 
 def _has_model(scorer: Any) -> bool:
@@ -238,6 +239,7 @@ class MCTSReasoner:
             candidates=records,
             winner_index=winner,
             llm_calls=ctx.calls,
+            usage=dict(ctx.usage),
             duration_ms=round((time.perf_counter() - started) * 1000.0, 3),
             fallback_reason="; ".join(reasons) or None,
         )
@@ -272,6 +274,7 @@ class MCTSReasoner:
             "the model proposed no usable action (a JSON array of {description, tool, args} naming available "
             "tools) in two attempts",
             response=text[:RESPONSE_PREVIEW_CHARS],
+            usage=ctx.usage,
         )
 
     # --------------------------------------------------------------------------------------- PRM scoring
@@ -390,7 +393,14 @@ class MCTSReasoner:
         if self.model:
             body["model"] = self.model
         ctx.calls += 1  # counted before the await: a failed call still cost a round trip
-        return reply_text(await self.llm.complete(body))
+        reply = await self.llm.complete(body)
+        usage = reply.get("usage") if isinstance(reply, dict) else None
+        if isinstance(usage, dict):
+            for key in ("prompt_tokens", "completion_tokens", "total_tokens"):
+                value = usage.get(key)
+                if isinstance(value, int) and not isinstance(value, bool):
+                    ctx.usage[key] = ctx.usage.get(key, 0) + value
+        return reply_text(reply)
 
 
 __all__ = ["MCTSReasoner"]

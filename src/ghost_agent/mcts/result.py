@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ghost_agent.prm.features import ActionCandidate
@@ -13,12 +13,14 @@ Provenance = Literal["prm", "llm_sim", "fallback", "single"]
 class MCTSError(RuntimeError):
     """MCTS could not produce any candidate action (the model never proposed a usable one).
 
-    `response` holds the start of the last unusable reply, for the caller's log or error message.
+    `response` holds the start of the last unusable reply, for the caller's log or error message; `usage` the
+    token usage the failed search spent (it is still the turn's cost).
     """
 
-    def __init__(self, message: str, *, response: str = "") -> None:
+    def __init__(self, message: str, *, response: str = "", usage: dict[str, int] | None = None) -> None:
         super().__init__(message)
         self.response = response
+        self.usage = dict(usage or {})
 
 
 @dataclass
@@ -69,6 +71,7 @@ class MCTSResult:
     llm_calls: int
     duration_ms: float
     fallback_reason: str | None = None
+    usage: dict[str, int] = field(default_factory=dict)  # summed token usage of the search's model calls
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict for the trajectory step record."""
@@ -79,6 +82,7 @@ class MCTSResult:
             "winner_index": self.winner_index,
             "candidates": [c.to_dict() for c in self.candidates],
             "llm_calls": self.llm_calls,
+            "usage": dict(self.usage),
             "duration_ms": self.duration_ms,
             "fallback_reason": self.fallback_reason,
         }

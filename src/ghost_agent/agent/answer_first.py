@@ -1,0 +1,311 @@
+"""The answer-first agent turn: draft the reply as the bare model would, then use the sandbox to check and
+repair it.
+
+Measured on the embedded 1.5B, the model writes good direct answers but follows a JSON action protocol poorly
+(it ran code when asked to write it, leaked action JSON, looped). So the turn starts from the model's own direct
+answer — the client's messages exactly as the fast path would send them — and adds only what execution can
+decide (`agent/request_kind.py` says which):
+
+- **code requests**: the answer's code runs against the request's own examples and against assertions the model
+  wrote from the spec (`agent/code_tests.py`); on a failure the model sees only the failing cases and revises
+  once, then a fresh candidate is sampled if it still fails; the candidate that passes most (the user's examples
+  first) wins, and the draft stays when nothing beats it. The reply keeps the code — never its output.
+- **code with a claimed output**, and **quantitative questions**: the draft's program is run and the answer is
+  rewritten from the real output when it disagrees; with no program, the model writes one that computes the
+  answer (program of thought) and a disagreement with the draft's number is reconciled in one call.
+- **the requested form** (`agent/form.py`): an `Answer: <n>` line, only JSON, just the number… — a deterministic
+  check, then a deterministic fix or one short model call; the content is never rewritten for form.
+
+Every later step is best-effort: a backend failure after the draft keeps the best answer so far. Each sandbox
+run is a recorded step (`source` "check"), each model call counts in `llm_calls` and `usage`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ghost_agent.agent import claims, code_tests, form
+from ghost_agent.agent.loop_run import LoopEvent, LoopResult, LoopRun, evidence_of, message_of
+from ghost_agent.agent.prompting import content_text, direct_messages
+from ghost_agent.agent.request_kind import RequestKind, classify
+from ghost_agent.distill.trajectory import Step
+from ghost_agent.llm.base import BackendError, LLMBackend
+from ghost_agent.logging import get_logger
+from ghost_agent.mcts.prompts import load_prompt
+from ghost_agent.tools.base import PREVIEW_CHARS, ToolContext, cap_text, one_line
+from ghost_agent.tools.registry import ToolRegistry
+
+log = get_logger("agent.answer_first")
+
+JSON = dict[str, Any]
+# Client parameters the draft keeps: it is the bare model's answer, so it is generated as the client asked.
+DRAFT_PARAMS = ("temperature", "top_p", "seed", "stop", "max_tokens", "max_completion_tokens",
+                "presence_penalty", "frequency_penalty", "logit_bias", "response_format", "n")
+OUTPUT_CHARS = 1500  # real output shown to the model when it rewrites an answer
+SHORT_FORMS = frozenset({"answer_line", "number_only", "yes_no", "one_word"})
+SHORT_FIXUP_TOKENS = 48
+DRAFT_RECORD_CHARS = 2000  # a revised turn records the start of its draft
+
+
+@dataclass
+class CheckConfig:
+    """How hard the turn checks a draft.
+
+    `model_tests`: assertions asked of the model for a code answer (0 = only the request's own examples);
+    `revisions`: repair rounds after a failed check; `samples`: fresh candidates sampled (at
+    `sample_temperature`) when the repaired answer still fails; `compute`: write and run a program for
+    quantitative questions the draft answered without code.
+    """
+
+    model: str | None = None
+    max_tokens: int = 1024
+    check_max_tokens: int = 400
+    model_tests: int = 5
+    revisions: int = 1
+    samples: int = 1
+    sample_temperature: float = 0.8
+    compute: bool = True
+
+
+@dataclass
+class _Candidate:
+    text: str
+    report: code_tests.CheckReport
+    origin: str
+
+
+class AnswerFirst:
+    """Runs answer-first turns over `backend`, executing checks with the `python` tool of `registry`."""
+
+    def __init__(self, backend: LLMBackend, registry: ToolRegistry, config: CheckConfig) -> None:
+        self.backend = backend
+        self.registry = registry
+        self.config = config
+
+    async def run(
+        self,
+        messages: list[dict[str, Any]],
+        tool_ctx: ToolContext,
+        *,
+        user_request: str,
+        extra_system: str = "",
+        client_body: Mapping[str, Any] | None = None,
+        on_event: Callable[[LoopEvent], Awaitable[None]] | None = None,
+        kind: RequestKind | None = None,
+    ) -> LoopResult:
+        """Draft, check, repair, fix the form. A BackendError on the draft propagates (nothing to answer with);
+        after it, failures keep the best answer so far."""
+        started = time.perf_counter()
+        draft_messages = direct_messages(extra_system, messages)
+        run = LoopRun(conversation=draft_messages, tool_ctx=tool_ctx, user_request=user_request, on_event=on_event)
+        kind = kind or classify(user_request, tool_ctx.workspace)
+        draft_body = {k: v for k, v in (client_body or {}).items() if k in DRAFT_PARAMS and k != "n"}
+        draft = await self._text(run, draft_messages, **draft_body)
+        final, value = draft, None
+        can_run = "python" in self.registry.names and tool_ctx.sandbox is not None
+        try:
+            if can_run and kind.code and code_tests.entry_points(user_request, code_tests.answer_code(draft, [])):
+                final = await self._code_answer(run, draft_messages, draft)
+            elif can_run:
+                final, value = await self._run_claims(run, draft_messages, draft, kind)
+            final = await self._follow_form(run, final, value)
+        except BackendError as exc:
+            log.warning("answer_first_degraded", status=exc.status, error=one_line(exc.message, 200),
+                        llm_calls=run.llm_calls)
+        run.final_text = final
+        run.info.update(kind=kind.label, revised=final != draft)
+        if final != draft:  # what the checks changed, for the per-problem tables and the PRM's later labels
+            run.info["draft"] = draft[:DRAFT_RECORD_CHARS]
+        await run.emit("answer", None, one_line(final, 200))
+        result = run.result()
+        log.info("answer_first_done", kind=kind.label, steps=len(result.steps), llm_calls=result.llm_calls,
+                 revised=final != draft, ms=round((time.perf_counter() - started) * 1000.0, 1))
+        return result
+
+    # ------------------------------------------------------------------------------------------ code
+
+    async def _code_answer(self, run: LoopRun, draft_messages: list[JSON], draft: str) -> str:
+        request = run.user_request
+        names = code_tests.entry_points(request, code_tests.answer_code(draft, []))
+        context = code_tests.request_code(request)
+        cases = code_tests.user_cases(request, names)
+        if self.config.model_tests > 0:
+            cases += await self._model_tests(run, names[0])
+        best = _Candidate(draft, await self._check(run, context, draft, cases, names, "draft"), "draft")
+        if best.report.all_passed or (not cases and best.report.loaded):
+            _note_code_outcome(run, best)
+            return draft
+        current = best
+        for _ in range(self.config.revisions):
+            failures = current.report.failures("user") or current.report.failures()
+            problem = code_tests.case_lines(failures) if current.report.loaded else \
+                f"- the code does not run: {current.report.load_error}"
+            prompt = _prompt("revise_code", failures=problem)
+            revised = await self._text(run, [*draft_messages, {"role": "assistant", "content": current.text},
+                                             {"role": "user", "content": prompt}], temperature=0.0)
+            current = _Candidate(revised, await self._check(run, context, revised, cases, names, "revision"),
+                                 "revision")
+            best = max(best, current, key=lambda c: c.report.score)  # ties keep the earlier (the draft)
+            if best.report.all_passed:
+                break
+        for _ in range(0 if best.report.all_passed else self.config.samples):
+            sampled = await self._text(run, draft_messages, temperature=self.config.sample_temperature)
+            current = _Candidate(sampled, await self._check(run, context, sampled, cases, names, "sample"), "sample")
+            best = max(best, current, key=lambda c: c.report.score)
+            if best.report.all_passed:
+                break
+        _note_code_outcome(run, best)
+        log.info("answer_first_code", chosen=best.origin, score=best.report.score,
+                 user_cases=best.report.total("user"), model_cases=best.report.total("model"))
+        return draft if best.origin == "draft" else splice_code(draft, best.text, names)
+
+    async def _model_tests(self, run: LoopRun, name: str) -> list[code_tests.Case]:
+        prompt = _prompt("tests", count=str(self.config.model_tests), name=name, task=run.user_request[:6000])
+        text = await self._text(run, [{"role": "user", "content": prompt}], temperature=0.0,
+                                max_tokens=self.config.check_max_tokens)
+        return code_tests.model_cases(text, [name])[: self.config.model_tests * 2]
+
+    async def _check(self, run: LoopRun, context: str, reply: str, cases: list[code_tests.Case],
+                     names: list[str], origin: str) -> code_tests.CheckReport:
+        program = code_tests.check_program(context, reply, cases, names[0] if names else None)
+        ok, output = await self._execute(run, program, f"check the {origin} against {len(cases)} test cases",
+                                         {"cases": code_tests.describe_cases(cases), "candidate": origin})
+        report = code_tests.parse_report(output, cases)
+        step = run.steps[-1]
+        step.ok = ok and report.loaded and report.all_passed
+        step.extra["passed"] = {"user": report.passed("user"), "model": report.passed("model")}
+        return report
+
+    # ---------------------------------------------------------------------------------- numbers, outputs
+
+    async def _run_claims(self, run: LoopRun, draft_messages: list[JSON], draft: str,
+                          kind: RequestKind) -> tuple[str, float | None]:
+        """Run the draft's program when it claims an output or answers a quantitative question; else compute
+        a quantitative answer with a program of the model's. Returns (answer, the computed number or None)."""
+        claim = claims.code_claim(draft)
+        if claim is not None and claim.prints and (claim.claimed_output is not None or kind.quantitative):
+            ok, output = await self._execute(run, claim.program, "run the code of the answer", {})
+            real = _stdout(output)
+            value = claims.printed_value(real) if ok else None
+            if not ok:
+                rewrite = _prompt("revise_output", output=one_line(output, OUTPUT_CHARS))
+            elif claim.claimed_output is not None and not claims.outputs_agree(claim.claimed_output, real):
+                rewrite = _prompt("revise_output", output=real[:OUTPUT_CHARS])
+            elif kind.quantitative and value is not None and not claims.same_number(value, claims.final_number(draft)):
+                rewrite = _prompt("revise_output", output=real[:OUTPUT_CHARS])
+            else:
+                return draft, value
+            revised = await self._text(run, [*draft_messages, {"role": "assistant", "content": draft},
+                                             {"role": "user", "content": rewrite}], temperature=0.0)
+            return (revised or draft), value
+        if not (kind.quantitative and self.config.compute):
+            return draft, None
+        text = await self._text(run, [{"role": "user", "content": _prompt("program", task=run.user_request[:6000])}],
+                                temperature=0.0, max_tokens=self.config.check_max_tokens)
+        program = claims.code_claim(text)
+        if program is None:
+            return draft, None
+        ok, output = await self._execute(run, program.program, "compute the answer with a program", {})
+        value = claims.printed_value(_stdout(output)) if ok else None
+        claimed = claims.final_number(draft)
+        run.info["computed"] = {"value": value, "draft": claimed}
+        if value is None or claims.same_number(value, claimed):
+            return draft, value
+        reconcile = _prompt("reconcile", value=claims.format_number(value),
+                            claimed="nothing" if claimed is None else claims.format_number(claimed))
+        revised = await self._text(run, [*draft_messages, {"role": "assistant", "content": draft},
+                                         {"role": "user", "content": reconcile}], temperature=0.0)
+        return (revised or draft), value
+
+    # ------------------------------------------------------------------------------------------- form
+
+    async def _follow_form(self, run: LoopRun, text: str, value: float | None) -> str:
+        """Make the reply take the form the request states: a deterministic fix when one is certain (the
+        computed number is used only when the reply's own final number agrees with it), else one short model
+        call. A fix is kept only if every form that already held still holds."""
+        specs = form.detect_forms(run.user_request)
+        for spec in specs:
+            if form.check(text, spec).ok:
+                continue
+            agreed = value is not None and claims.same_number(value, claims.final_number(text))
+            fixed = form.deterministic_fix(text, spec, value=claims.format_number(value) if agreed and value is not None
+                                           else None)
+            if fixed is None:
+                prompt = form.fixup_prompt(text, spec)
+                if not prompt:
+                    continue
+                short = spec.kind in SHORT_FORMS
+                reply = await self._text(run, prompt, temperature=0.0,
+                                         max_tokens=SHORT_FIXUP_TOKENS if short else self.config.max_tokens)
+                fixed = form.apply_fixup(text, spec, reply)
+            held = [s for s in specs if s is not spec and form.check(text, s).ok]
+            if fixed is not None and all(form.check(fixed, s).ok for s in held):
+                run.info.setdefault("form_fixed", []).append(spec.kind)
+                text = fixed
+        return text
+
+    # ------------------------------------------------------------------------------------- primitives
+
+    async def _text(self, run: LoopRun, messages: list[JSON], **params: Any) -> str:
+        """One model call; the reply's text."""
+        body: JSON = {"messages": messages, "max_tokens": self.config.max_tokens, "stream": False, **params}
+        if "max_completion_tokens" in body:
+            body["max_tokens"] = body.pop("max_completion_tokens")
+        if self.config.model:
+            body["model"] = self.config.model
+        run.llm_calls += 1
+        reply = await self.backend.complete(body)
+        run.add_usage(reply.get("usage") if isinstance(reply, Mapping) else None)
+        return content_text(message_of(reply).get("content")).strip()
+
+    async def _execute(self, run: LoopRun, code: str, description: str, extra: JSON) -> tuple[bool, str]:
+        """Run `code` with the python tool as a recorded step; (ok, the output text)."""
+        args: JSON = {"code": code}
+        step = Step(i=len(run.steps), description=description, tool_name="python",
+                    tool_args=args, extra={"source": "check", **extra})
+        await run.emit("step_start", step, f"step {step.i + 1}: {description}")
+        t0 = time.perf_counter()
+        result = await self.registry.call("python", args, run.tool_ctx)
+        step.duration_ms = round((time.perf_counter() - t0) * 1000.0, 3)
+        step.ok, step.error = result.ok, result.error
+        message = result.to_message()
+        step.result_preview = cap_text(message, PREVIEW_CHARS)[0]
+        run.steps.append(step)
+        run.evidence.append(evidence_of("python", args, cap_text(message, OUTPUT_CHARS)[0], result.ok))
+        log.info("agent_step", i=step.i, tool="python", ok=result.ok, source="check", ms=round(step.duration_ms, 1))
+        await run.emit("step_end", step, f"step {step.i + 1}: python {'ok' if result.ok else 'failed'}")
+        return result.ok, result.output
+
+
+def _note_code_outcome(run: LoopRun, best: _Candidate) -> None:
+    report = best.report
+    run.info["chosen"] = best.origin
+    run.info["user_cases"] = {"passed": report.passed("user"), "total": report.total("user"),
+                              "failing": [r.describe() for r in report.failures("user")[:5]]}
+    run.info["model_cases"] = {"passed": report.passed("model"), "total": report.total("model")}
+
+
+def splice_code(draft: str, candidate: str, names: list[str]) -> str:
+    """The draft with its code block replaced by the candidate's code (the prose the user sees stays the draft's);
+    the candidate as it is when the draft has no block to replace."""
+    new_code = code_tests.answer_code(candidate, names).strip("\n")
+    blocks = claims.python_blocks(draft)
+    target = next((b for b in reversed(blocks) if any(f"def {n}" in b for n in names)), None)
+    if not new_code or target is None:
+        return candidate
+    return draft.replace(target, new_code + "\n", 1)
+
+
+def _prompt(section: str, **values: str) -> str:
+    return load_prompt("agent_check")[section].substitute(**values)
+
+
+def _stdout(output: str) -> str:
+    """The program's stdout part of a python tool result (stderr and status lines dropped)."""
+    return output.split("\n--- stderr ---", 1)[0].strip()
+
+
+__all__ = ["AnswerFirst", "CheckConfig", "splice_code"]
