@@ -138,7 +138,9 @@ async def test_a_worse_revision_keeps_the_draft(ctx: ToolContext, registry: Tool
     assert result.final_text == WRONG and result.info["chosen"] == "draft"
 
 
-async def test_a_fresh_sample_is_drawn_only_when_the_repair_still_fails(ctx: ToolContext, registry: ToolRegistry) -> None:
+async def test_a_fresh_sample_is_drawn_only_when_the_repair_still_fails(
+    ctx: ToolContext, registry: ToolRegistry
+) -> None:
     llm = backend(WRONG, WRONG_TOO, RIGHT)
     config = CheckConfig(model_tests=0, samples=2, sample_temperature=0.7)
     result = await answer(llm, ctx, registry, SPEC, config)
@@ -190,18 +192,41 @@ async def test_an_invented_output_is_replaced_by_the_real_one(ctx: ToolContext, 
     draft = "```python\nprint(sum(i * i for i in range(1, 101)))\n```\nOutput:\n```\n5050\n```"
     llm = backend(draft, "The sum is 338350.")
     result = await answer(llm, ctx, registry, request)
-    assert result.final_text == "The sum is 338350."
+    assert result.final_text == "The sum is 338350." and result.llm_calls == 2
     assert "338350" in last_user(llm.requests[1]) and llm.requests[1]["messages"][-2]["content"] == draft
 
 
-async def test_a_quantitative_answer_is_computed_and_reconciled(ctx: ToolContext, registry: ToolRegistry) -> None:
+async def test_a_disagreeing_computation_gets_a_second_opinion_then_the_program_wins(
+    ctx: ToolContext, registry: ToolRegistry
+) -> None:
     request = "Tom has 3 boxes of 12 apples and eats 5. How many apples are left?"
-    llm = backend("He has 30 apples left.", "```python\nprint(3 * 12 - 5)\n```", "He has 31 apples left.")
+    program = "```python\nboxes = 3\napples = boxes * 12 - 5\nprint(apples)\n```"
+    llm = backend("He has 30 apples left.", program, "```python\nprint(36 - 5)\n```",
+                  "3 boxes of 12 make 36 apples; 36 - 5 = 31 apples are left.")
+    result = await answer(llm, ctx, registry, request, CheckConfig(model_tests=0, samples=0, sample_temperature=0.6))
+    assert result.final_text == "3 boxes of 12 make 36 apples; 36 - 5 = 31 apples are left."
+    assert llm.requests[1]["temperature"] == 0.0 and llm.requests[2]["temperature"] == 0.6
+    explain = last_user(llm.requests[3])
+    assert request in explain and "boxes * 12 - 5" in explain and "31" in explain
+    assert [s.result_preview.strip() for s in result.steps] == ["31", "31"]
+    assert result.info["computed"] == {"value": 31.0, "draft": 30.0, "source": "program", "second": 31.0,
+                                       "trusted": True}
+
+
+async def test_a_second_opinion_siding_with_the_draft_keeps_it(ctx: ToolContext, registry: ToolRegistry) -> None:
+    request = "Tom has 3 boxes of 12 apples and eats 5. How many apples are left?"
+    llm = backend("36 - 5 = 31 apples.", "```python\nprint(3 * 12 - 6)\n```", "```python\nprint(3 * 12 - 5)\n```")
     result = await answer(llm, ctx, registry, request)
-    assert result.final_text == "He has 31 apples left."
-    assert "31" in last_user(llm.requests[2]) and "30" in last_user(llm.requests[2])
-    [step] = result.steps
-    assert step.ok and step.result_preview.strip() == "31"
+    assert result.final_text == "36 - 5 = 31 apples." and result.llm_calls == 3
+
+
+async def test_the_drafts_own_program_is_the_computation(ctx: ToolContext, registry: ToolRegistry) -> None:
+    request = "What is 17 * 23 + 4? Answer with the number."
+    draft = "```python\nprint(17 * 23 + 4)\n```\nThis prints 395."
+    llm = backend(draft, "```python\nprint(17 * 23 + 4)\n```", "17 * 23 = 391, plus 4 is 395.")
+    result = await answer(llm, ctx, registry, request)
+    assert result.info["computed"]["source"] == "draft" and result.info["computed"]["value"] == 395.0
+    assert "395" in result.final_text
 
 
 async def test_an_agreeing_computation_changes_nothing(ctx: ToolContext, registry: ToolRegistry) -> None:

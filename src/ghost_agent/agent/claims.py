@@ -53,6 +53,16 @@ def code_claim(draft: str) -> CodeClaim | None:
     return CodeClaim(program=program, claimed_output=_claimed_output(draft), prints=_shows_something(program))
 
 
+def bare_code_claim(text: str) -> CodeClaim | None:
+    """A reply that is a program without fences (a model asked for "only code" often drops them): the whole
+    text, when it parses as Python and prints something."""
+    body = text.strip()
+    if not body or "```" in body or len(body) > MAX_PROGRAM_CHARS or not _parses(body) or not _looks_like_code(body):
+        return None
+    return CodeClaim(program=body, claimed_output=None, prints=_shows_something(body)) if _shows_something(body) \
+        else None
+
+
 def outputs_agree(claimed: str, real: str) -> bool:
     """Whether a claimed output matches the real one: the same text modulo whitespace, or the same numbers."""
     a, b = " ".join(claimed.split()), " ".join(real.split())
@@ -159,6 +169,7 @@ def _strip_code(text: str) -> str:
 
 __all__ = [
     "CodeClaim",
+    "bare_code_claim",
     "code_claim",
     "final_number",
     "format_number",
