@@ -52,10 +52,11 @@ bench: install-local
 	$(PY) bench/bench_sandbox.py
 	$(PY) bench/bench_agent.py
 
-## bench-embedded: the slow benchmarks on the embedded model (search cost, HumanEval direct vs agent).
+## bench-embedded: the slow benchmarks on the embedded model (search cost; the agent vs the bare model on the dev sets).
 bench-embedded: install-local sandbox
 	$(PY) bench/bench_agent.py --turns 50 --embedded
-	$(PY) bench/bench_humaneval.py --limit 40
+	$(PY) bench/bench_agent_vs_direct.py --suite everyday wordproblems workspace_data
+	$(PY) bench/bench_agent_vs_direct.py --suite humaneval --limit 40
 
 ## eval: the default eval suite against a daemon running on 127.0.0.1:8000 (freeze a baseline first).
 eval: install-dev

@@ -220,6 +220,16 @@ async def test_a_second_opinion_siding_with_the_draft_keeps_it(ctx: ToolContext,
     assert result.final_text == "36 - 5 = 31 apples." and result.llm_calls == 3
 
 
+async def test_a_second_program_that_fails_is_no_majority_against_the_draft(
+    ctx: ToolContext, registry: ToolRegistry
+) -> None:
+    request = "Ben is 12 years older than Chloe. In 8 years he will be twice her age. How old is Ben now?"
+    llm = backend("Chloe is 4, so Ben is 16.", "```python\nprint(2)\n```", "```python\nraise SystemExit(1)\n```")
+    result = await answer(llm, ctx, registry, request)
+    assert result.final_text == "Chloe is 4, so Ben is 16." and result.llm_calls == 3
+    assert result.info["computed"]["second"] is None and "trusted" not in result.info["computed"]
+
+
 async def test_the_drafts_own_program_is_the_computation(ctx: ToolContext, registry: ToolRegistry) -> None:
     request = "What is 17 * 23 + 4? Answer with the number."
     draft = "```python\nprint(17 * 23 + 4)\n```\nThis prints 395."

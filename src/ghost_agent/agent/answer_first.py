@@ -11,8 +11,8 @@ decide (`agent/request_kind.py` says which):
   once, then a fresh candidate is sampled if it still fails; the candidate that passes most (the user's examples
   first) wins, and the draft stays when nothing beats it. The reply keeps the code — never its output.
 - **quantitative questions**: the number is computed by a program (the draft's own, else one the model writes:
-  program of thought); when it disagrees with the draft's number a second sampled program votes, and unless
-  it sides with the draft the answer is rewritten to follow the program and its real output.
+  program of thought); when it disagrees with the draft's number a second sampled program votes, and only
+  when it agrees with the first program is the answer rewritten to follow the program and its real output.
 - **code with a claimed output** ("Output: 5050"): the code is run and the answer rewritten from the real
   output when they disagree.
 - **the requested form** (`agent/form.py`): an `Answer: <n>` line, only JSON, just the number… — a deterministic
@@ -209,9 +209,10 @@ class AnswerFirst:
         the model writes) and vote when it disagrees with the draft's final number.
 
         Measured on the 1.5B: when its prose arithmetic and its program disagreed, the program was right, and
-        asking the model to "check its work" made it defend the wrong number. So a disagreement gets a second,
-        independently sampled program: if that one sides with the draft, the draft stands (2 votes to 1);
-        otherwise the answer is rewritten to follow the first program and its real output."""
+        asking the model to "check its work" made it defend the wrong number; on problems that are hard to
+        program (ages, algebra) the program was the one wrong. So a disagreement gets a second, independently
+        sampled program: only when it reproduces the first program's number (2 votes to 1) is the answer
+        rewritten to follow that program and its real output; otherwise the draft stands."""
         claimed = claims.final_number(draft)
         claim = claims.code_claim(draft)
         source = "draft"
@@ -227,8 +228,8 @@ class AnswerFirst:
         other = await self._value(run, second.program, "compute the answer again (second opinion)") \
             if second is not None else None
         run.info["computed"]["second"] = other
-        if other is not None and claims.same_number(other, claimed) and not claims.same_number(other, value):
-            return draft, claimed
+        if not claims.same_number(other, value):
+            return draft, None  # no majority against the draft (it sided with the draft, or said something else)
         explain = _prompt("explain", task=run.user_request[:6000], program=claim.program[:4000],
                           value=claims.format_number(value))
         answer = await self._text(run, [{"role": "user", "content": explain}], temperature=0.0)
