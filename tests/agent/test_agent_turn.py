@@ -48,7 +48,8 @@ def upstream() -> Iterator[tuple[str, ScriptedBackend]]:
 
 
 def agent_settings(tmp_path: Path, url: str, **overrides: Any) -> Settings:
-    values: dict[str, Any] = {"router": "always-agent", "mcts": False, "upstream_url": url}
+    values: dict[str, Any] = {"router": "always-agent", "agent_strategy": "action-loop", "mcts": False,
+                              "upstream_url": url}
     values.update(overrides)
     return make_settings(tmp_path, **values)
 
@@ -125,18 +126,23 @@ async def test_fast_route_is_one_backend_call_and_zero_steps(
     assert (traj.router["decision"], traj.router["reason"]) == ("fast", "forced")
 
 
-async def test_untrained_router_sends_the_request_to_the_agent(
+async def test_untrained_router_sends_chit_chat_fast_and_computation_to_the_agent(
     tmp_path: Path, upstream: tuple[str, ScriptedBackend]
 ) -> None:
     url, llm = upstream
-    llm.enqueue(say("Hello! How can I help?"))  # the agent answers directly: one call, no verifier
+    llm.enqueue(say("Hello! How can I help?"), act("python", code=SQUARES), say("338350"),
+                verdict("CONFIRMED", 0.9))
     settings = agent_settings(tmp_path, url, router="auto")
     async with daemon(settings) as client:
-        response = await chat(client, "hello there")
-    assert len(llm.requests) == 1 and "tool" in prompt_text(llm.requests[0])
-    traj = stored(settings, response.headers["x-ghost-trajectory-id"])
-    assert traj.router is not None and (traj.router["decision"], traj.router["reason"]) == ("agent", "no_model")
-    assert traj.verifier is None  # no tools used: nothing to verify
+        hello = await chat(client, "hello there")
+        compute = await chat(client, REQUEST)
+    # the prior: a greeting is one plain call (the client's messages as they are), computation takes the agent
+    assert llm.requests[0]["messages"] == [{"role": "user", "content": "hello there"}]
+    traj = stored(settings, hello.headers["x-ghost-trajectory-id"])
+    assert traj.router is not None and (traj.router["decision"], traj.router["reason"]) == ("fast", "prior_fast")
+    traj = stored(settings, compute.headers["x-ghost-trajectory-id"])
+    assert traj.router is not None and (traj.router["decision"], traj.router["reason"]) == ("agent", "prior_agent")
+    assert compute.json()["choices"][0]["message"]["content"] == "338350"
 
 
 def python_loving_prm(path: Path) -> Path:
@@ -299,3 +305,47 @@ async def test_client_tools_pass_through_even_when_the_agent_would_run(
     assert llm.requests[0]["tools"] == [weather] and len(llm.requests) == 1
     traj = stored(settings, response.headers["x-ghost-trajectory-id"])
     assert traj.router is not None and traj.router["reason"] == "client_tools"
+
+
+# ------------------------------------------------------------------------------- the answer-first default
+
+
+async def test_the_default_agent_turn_answers_first_with_the_clients_own_messages(
+    tmp_path: Path, upstream: tuple[str, ScriptedBackend]
+) -> None:
+    url, llm = upstream
+    llm.enqueue(say("Paris."))
+    settings = agent_settings(tmp_path, url, agent_strategy="auto")
+    async with daemon(settings) as client:
+        response = await chat(client, "What is the capital of France?", temperature=0.2)
+    assert response.status_code == 200, response.text
+    assert response.json()["choices"][0]["message"]["content"] == "Paris."
+    [sent] = llm.requests
+    assert sent["messages"] == [{"role": "user", "content": "What is the capital of France?"}]
+    assert sent["temperature"] == 0.2
+    traj = stored(settings, response.headers["x-ghost-trajectory-id"])
+    agent = traj.extra["agent"]
+    assert agent["strategy"] == "answer-first" and agent["kind"] == "general"
+    assert agent["cost"]["llm_calls"] == 1 and agent["cost"]["sandbox_runs"] == 0
+    assert traj.verifier is None and traj.steps == []
+
+
+async def test_a_code_answer_still_failing_the_users_examples_is_refuted_by_execution(
+    tmp_path: Path, upstream: tuple[str, ScriptedBackend]
+) -> None:
+    url, llm = upstream
+    spec = 'Complete this function:\n```python\ndef double(x):\n    """\n    >>> double(3)\n    6\n    """\n```'
+    wrong = "```python\ndef double(x):\n    return x + 2\n```"
+    llm.enqueue(say(wrong), say(wrong))
+    settings = agent_settings(tmp_path, url, agent_strategy="auto", check_model_tests=0, check_samples=0)
+    async with daemon(settings) as client:
+        response = await chat(client, spec)
+    content = response.json()["choices"][0]["message"]["content"]
+    assert content.startswith(wrong) and "double(3)" in content and "expected 6, got 5" in content
+    assert len(llm.requests) == 2  # draft + one repair; no verifier call: execution decided
+    traj = stored(settings, response.headers["x-ghost-trajectory-id"])
+    assert traj.verifier is not None
+    assert (traj.verifier["verdict"], traj.verifier["source"]) == ("REFUTED", "execution")
+    assert traj.outcome is Outcome.FAILED
+    assert [s.tool_name for s in traj.steps] == ["python", "python"]
+    assert traj.extra["agent"]["cost"]["sandbox_runs"] == 2

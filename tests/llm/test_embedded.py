@@ -58,10 +58,16 @@ class FakeEngine:
 
 
 class FakeEngineBackend(EmbeddedBackend):
-    """EmbeddedBackend with the engine swapped at its one seam, `_load`."""
+    """EmbeddedBackend with the engine swapped at its one seam, `_load`.
 
-    def __init__(self, engine: FakeEngine, *, queue_max: int = 16) -> None:
-        super().__init__(SMALL_MODEL, cache_dir=Path("/nonexistent"), queue_max=queue_max, n_threads=1)
+    The warm-up is off unless asked for, so `engine.requests` holds only what a test sent
+    (tests/llm/test_embedded_warmup.py covers the warm-up).
+    """
+
+    def __init__(self, engine: FakeEngine, *, queue_max: int = 16, warmup: bool = False) -> None:
+        super().__init__(
+            SMALL_MODEL, cache_dir=Path("/nonexistent"), queue_max=queue_max, n_threads=1, warmup=warmup
+        )
         self.engine = engine
 
     def _load(self) -> Any:

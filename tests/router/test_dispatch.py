@@ -84,9 +84,11 @@ def test_band_edges_are_uncertain() -> None:
     assert wide.dispatch("x").reason == "uncertain"
 
 
-def test_no_model_goes_to_the_agent() -> None:
-    decision = Router().dispatch(body("hi"))
-    assert decision == RouterDecision("agent", None, "no_model", None)
+def test_no_model_routes_by_the_prior() -> None:
+    """Untrained: the fixed prior decides (tests/router/test_prior.py has its table); p stays None."""
+    assert Router().dispatch(body("hi")) == RouterDecision("fast", None, "prior_fast", None)
+    assert Router().dispatch(body("run ls")) == RouterDecision("agent", None, "prior_agent", None)
+    assert Router().dispatch(body("go on then")) == RouterDecision("agent", None, "prior_uncertain", None)
 
 
 @pytest.mark.parametrize("text", ["", "   \n\t "])
@@ -241,7 +243,7 @@ def test_from_trajectory_tolerates_damaged_message_counts() -> None:
 
 def test_set_model_hot_swaps_for_the_next_dispatch() -> None:
     router = Router()
-    assert router.dispatch("hi").reason == "no_model"
+    assert router.dispatch("hi").reason == "prior_fast"
     fast = constant_model(0.1)
     with capture_logs() as logs:
         router.set_model(fast, source="trainer")
@@ -254,7 +256,7 @@ def test_set_model_hot_swaps_for_the_next_dispatch() -> None:
     assert router.dispatch("hi").reason == "confident_agent"
     assert (router.model, router.model_id, router.swaps) == (agent, agent.model_id, 2)
     router.set_model(None)
-    assert not router.has_model and router.dispatch("hi").reason == "no_model"
+    assert not router.has_model and router.dispatch("hi").reason == "prior_fast"  # back to the prior
 
 
 def test_refused_swaps_keep_the_live_model() -> None:
@@ -324,4 +326,4 @@ def test_from_setting_warns_and_runs_without_a_model(tmp_path: Path) -> None:
             router = Router.from_setting(path, mode="auto")
         assert not router.has_model
         assert [e["event"] for e in logs] == [event]
-        assert router.dispatch("hi").reason == "no_model"
+        assert router.dispatch("hi").reason == "prior_fast"  # the untrained prior, as with no file at all

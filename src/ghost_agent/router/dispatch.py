@@ -5,17 +5,19 @@
 1. mode `always-agent` / `always-fast` → that route, reason `forced` (with a model loaded, `p` is still
    computed and reported: a forced router runs the learned one in shadow, so its calls can be evaluated
    against outcomes before anyone trusts it);
-2. no model → `agent`, `no_model`;
-3. no request text (empty or whitespace) → `agent`, `empty_request`: the model sees only the last user
+2. no request text (empty or whitespace) → `agent`, `empty_request`: the router sees only the last user
    message, so with none it has no evidence, and "unsure → agent" is the fail-safe; such turns are usually
    continuations (a tool result, "go on") of something already in progress;
+3. no model → the untrained prior (`router/prior.py`): conversation and facts → `fast`, `prior_fast`;
+   computation, code, files, run/test/check → `agent`, `prior_agent`; neither → `agent`, `prior_uncertain`.
+   `p` is None: the prior is a rule table, not a probability;
 4. `p` inside `[0.5 − band, 0.5 + band]` → `agent`, `uncertain`;
 5. `p < 0.5 − band` → `fast`, `confident_fast`; `p > 0.5 + band` → `agent`, `confident_agent`;
 6. any exception while reading the request or predicting → `agent`, `error` (logged, never raised).
 
 Why the asymmetry: a wrong `agent` costs latency, a wrong `fast` costs a wrong answer. Dispatch is pure and
-cheap (cached regex features + a pure-Python dot product, no numpy, no I/O); it does not log decisions —
-the agent turn records `RouterDecision.to_dict()` in the trajectory and its own log event.
+cheap (cached regex features + a pure-Python dot product, or the cached prior; no numpy, no I/O); it does not
+log decisions — the agent turn records `RouterDecision.to_dict()` in the trajectory and its own log event.
 
 Hot swap: `set_model` replaces one reference (model and its id together); `dispatch` reads it once, so a
 concurrent swap gives each call the old model or the new one, never a mix.
@@ -35,6 +37,7 @@ from ghost_agent.llm.wire import last_user_text
 from ghost_agent.logging import get_logger
 from ghost_agent.router.features import router_features
 from ghost_agent.router.model import RouterModel, is_router_model
+from ghost_agent.router.prior import REASON_PRIOR_AGENT, REASON_PRIOR_FAST, REASON_PRIOR_UNCERTAIN, prior_verdict
 
 Route = Literal["fast", "agent"]
 FAST: Route = "fast"
@@ -44,7 +47,6 @@ MODES = ("auto", "always-agent", "always-fast")
 DEFAULT_BAND = 0.15
 
 REASON_FORCED = "forced"
-REASON_NO_MODEL = "no_model"
 REASON_EMPTY = "empty_request"
 REASON_UNCERTAIN = "uncertain"
 REASON_FAST = "confident_fast"
@@ -124,7 +126,7 @@ class Router(LiveModel[LogisticModel]):
     """
 
     MODEL = RouterModel
-    NO_MODEL = "every request takes the full agent"
+    NO_MODEL = "requests are routed by the untrained prior (conversation and facts fast, the rest to the agent)"
     log = get_logger("router")
 
     def __init__(
@@ -155,12 +157,13 @@ class Router(LiveModel[LogisticModel]):
         if mode != "auto":
             route: Route = FAST if mode == "always-fast" else AGENT
             return RouterDecision(route, self._shadow_p(live, request), REASON_FORCED, model_id)
-        if live is None:
-            return RouterDecision(AGENT, None, REASON_NO_MODEL, None)
         try:
             req = as_request(request)
             if req.is_empty:
                 return RouterDecision(AGENT, None, REASON_EMPTY, model_id)
+            if live is None:
+                verdict = prior_verdict(req.text)
+                return RouterDecision(verdict.route, None, verdict.reason, None)
             p = _predict(live[0], req)
         except Exception as exc:
             self.log.warning("router_dispatch_error", error=repr(exc), model_id=model_id)
@@ -200,7 +203,9 @@ __all__ = [
     "REASON_ERROR",
     "REASON_FAST",
     "REASON_FORCED",
-    "REASON_NO_MODEL",
+    "REASON_PRIOR_AGENT",
+    "REASON_PRIOR_FAST",
+    "REASON_PRIOR_UNCERTAIN",
     "REASON_UNCERTAIN",
     "Route",
     "Router",
