@@ -135,7 +135,10 @@ def bench(args: argparse.Namespace) -> int:
             process = subprocess.Popen(cmd, stdout=sink, stderr=subprocess.STDOUT)
         rows: list[tuple[str, float, JSON | None]] = []
         try:
-            with httpx.Client(base_url=f"http://{HOST}:{port}", timeout=args.request_timeout) as client:
+            # trust_env=False: no proxy from the environment; the client talks to the loopback daemon only.
+            with httpx.Client(
+                base_url=f"http://{HOST}:{port}", timeout=args.request_timeout, trust_env=False
+            ) as client:
                 _wait_ready(client, process, out, args.start_timeout)
                 ready_s = time.perf_counter() - started
                 rss_mb = _rss_mb(process.pid)
@@ -216,7 +219,12 @@ def report(
           "others: cores other processes kept busy meanwhile")
 
 
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)  # unwinds through bench()'s `finally`, which stops the daemon
+
+
 def main() -> None:
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="qwen2.5-coder-1.5b", help="--local-model for the daemon")
     parser.add_argument("--router", choices=("auto", "always-agent", "always-fast"), default=None)

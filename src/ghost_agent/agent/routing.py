@@ -2,7 +2,8 @@
 
 Requests carrying the client's own `tools` are passed through (the client runs those tools itself, DESIGN §4),
 so they take the fast path with reason `client_tools`. Otherwise the learned router decides, fail-safe to the
-agent when it is unsure or untrained; `--router always-agent|always-fast` forces a route and still reports p.
+agent when it is unsure; untrained, its prior decides (`router/prior.py`: conversation and facts fast, code,
+numbers and files to the agent); `--router always-agent|always-fast` forces a route and still reports p.
 """
 
 from __future__ import annotations
