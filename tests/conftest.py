@@ -15,6 +15,7 @@ import structlog
 from ghost_agent.llm.base import LLMBackend
 from ghost_agent.llm.fake_server import FakeOpenAIServer, serve_in_thread
 from ghost_agent.llm.scripted import ScriptedBackend
+from ghost_agent.sandbox import SandboxBackend, SandboxError, get_sandbox
 from ghost_agent.server import build_app
 from ghost_agent.settings import Settings
 
@@ -32,6 +33,15 @@ def make_settings(tmp_path: Path, **overrides: Any) -> Settings:
     }
     values.update(overrides)
     return Settings(**values).validate()
+
+
+@pytest.fixture(scope="module")
+def sandbox() -> SandboxBackend:
+    """The sandbox this machine detects; the module is skipped (with the reason) where none can run."""
+    try:
+        return get_sandbox()
+    except SandboxError as exc:
+        pytest.skip(f"no sandbox backend can run here: {exc}")
 
 
 @pytest.fixture

@@ -9,13 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from ghost_agent.agent.answer_first import AnswerFirst, CheckConfig, splice_code
 from ghost_agent.agent.loop_run import LoopEvent, LoopResult
 from ghost_agent.llm.scripted import ScriptedBackend, ScriptedReply
-from ghost_agent.sandbox import ExecLimits, SandboxBackend, SandboxError, Workspaces, get_sandbox
-from ghost_agent.tools import ToolContext, ToolRegistry, default_registry
+from ghost_agent.sandbox import ExecLimits, Workspaces
+from ghost_agent.tools import ToolContext, ToolRegistry
 
 JSON = dict[str, Any]
 
@@ -33,25 +31,6 @@ WRONG = "Here you go:\n```python\ndef double(x):\n    return x + 2\n```\nIt adds
 WRONG_TOO = "```python\ndef double(x):\n    return x + 3\n```"
 RIGHT = "```python\ndef double(x):\n    return 2 * x\n```"
 BROKEN = "```python\ndef double(x):\n    return x +\n```"
-
-
-@pytest.fixture(scope="module")
-def sandbox() -> SandboxBackend:
-    try:
-        return get_sandbox()
-    except SandboxError as exc:
-        pytest.skip(f"no sandbox backend can run here: {exc}")
-
-
-@pytest.fixture
-def ctx(sandbox: SandboxBackend, tmp_path: Path) -> ToolContext:
-    workspaces = Workspaces(tmp_path / "workspaces", quota_mb=64, max_age_days=1)
-    return ToolContext.for_session(workspaces, "af-test", sandbox=sandbox, limits=ExecLimits(timeout_s=20.0))
-
-
-@pytest.fixture
-def registry() -> ToolRegistry:
-    return default_registry()
 
 
 def backend(*replies: str | ScriptedReply) -> ScriptedBackend:

@@ -7,7 +7,6 @@ on `.requests`, so what the loop sent the model, and how many times, is part of 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -21,33 +20,12 @@ from ghost_agent.mcts import MCTSReasoner
 from ghost_agent.prm.features import PRM_FEATURE_NAMES
 from ghost_agent.prm.model import StepValueModel
 from ghost_agent.prm.scorer import PRMScorer
-from ghost_agent.sandbox import ExecLimits, SandboxBackend, SandboxError, Workspaces, get_sandbox
 from ghost_agent.tools import ToolContext, ToolRegistry, default_registry
 
 JSON = dict[str, Any]
 REQUEST = "use python to compute the sum of the squares of 1..100"
 SQUARES = "print(sum(i * i for i in range(1, 101)))"
 USER = [{"role": "user", "content": REQUEST}]
-
-
-@pytest.fixture(scope="module")
-def sandbox() -> SandboxBackend:
-    """The sandbox this machine detects; the module is skipped (with the reason) where none can run."""
-    try:
-        return get_sandbox()
-    except SandboxError as exc:
-        pytest.skip(f"no sandbox backend can run here: {exc}")
-
-
-@pytest.fixture
-def ctx(sandbox: SandboxBackend, tmp_path: Path) -> ToolContext:
-    workspaces = Workspaces(tmp_path / "workspaces", quota_mb=64, max_age_days=1)
-    return ToolContext.for_session(workspaces, "loop-test", sandbox=sandbox, limits=ExecLimits(timeout_s=20.0))
-
-
-@pytest.fixture
-def registry() -> ToolRegistry:
-    return default_registry()
 
 
 def backend(*replies: ScriptedReply) -> ScriptedBackend:

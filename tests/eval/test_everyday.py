@@ -15,7 +15,7 @@ from ghost_agent.eval.reward import FailureLabel, RewardAdapter
 from ghost_agent.eval.suites import everyday, load_suite
 from ghost_agent.eval.task import EvalTask
 from ghost_agent.eval.verifiers import delivered, get_verifier
-from ghost_agent.sandbox import SandboxBackend, SandboxError, get_sandbox
+from ghost_agent.sandbox import SandboxBackend
 from tests.eval.everyday_replies import (
     GOOD_REPLIES,
     LEAKED_ACTION,
@@ -30,14 +30,6 @@ TASKS = load_suite("everyday")
 BY_ID = {t.id: t for t in TASKS}
 SIZES = {"code": 8, "tests": 3, "sql": 4, "shell": 4, "regex": 3, "explain": 5, "convert": 4, "list": 4, "facts": 5,
          "arithmetic": 4}
-
-
-@pytest.fixture(scope="module")
-def sandbox() -> SandboxBackend:
-    try:
-        return get_sandbox()
-    except SandboxError as exc:
-        pytest.skip(f"no sandbox backend can run here: {exc}")
 
 
 def test_the_mix_of_requests() -> None:

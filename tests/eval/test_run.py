@@ -18,7 +18,7 @@ from ghost_agent.eval.runners import HttpRunner, RunnerReply, StubRunner
 from ghost_agent.eval.suites import load_suite
 from ghost_agent.eval.task import JSON, EvalTask, TaskOutcome
 from ghost_agent.llm.scripted import ScriptedBackend, ScriptedReply
-from ghost_agent.sandbox import SandboxBackend, SandboxError, get_sandbox
+from ghost_agent.sandbox import SandboxBackend
 from tests.conftest import daemon_on_port, make_settings
 
 
@@ -59,14 +59,6 @@ class ScriptedRunner:
 
     async def aclose(self) -> None:
         self.closed = True
-
-
-@pytest.fixture(scope="module")
-def sandbox() -> SandboxBackend:
-    try:
-        return get_sandbox()
-    except SandboxError as exc:
-        pytest.skip(f"no sandbox backend can run here: {exc}")
 
 
 # --- each suite through the stub --------------------------------------------------------------------------------

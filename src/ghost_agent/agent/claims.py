@@ -37,18 +37,18 @@ def python_blocks(text: str) -> list[str]:
     out = []
     for match in _FENCE.finditer(text):
         tag, body = match.group(1).lower(), match.group(2)
-        if tag in _PY_TAGS or (tag == "" and _parses(body) and _looks_like_code(body)):
+        if tag in _PY_TAGS or (tag == "" and parses(body) and _looks_like_code(body)):
             out.append(body)
     return out
 
 
 def code_claim(draft: str) -> CodeClaim | None:
     """The draft's Python as one program and its claimed output; None when it has no Python that parses."""
-    blocks = [b for b in python_blocks(draft) if _parses(b)]
+    blocks = [b for b in python_blocks(draft) if parses(b)]
     if not blocks:
         return None
     program = "\n\n".join(b.strip("\n") for b in blocks)
-    if len(program) > MAX_PROGRAM_CHARS or not _parses(program):
+    if len(program) > MAX_PROGRAM_CHARS or not parses(program):
         return None
     return CodeClaim(program=program, claimed_output=_claimed_output(draft), prints=_shows_something(program))
 
@@ -57,7 +57,7 @@ def bare_code_claim(text: str) -> CodeClaim | None:
     """A reply that is a program without fences (a model asked for "only code" often drops them): the whole
     text, when it parses as Python and prints something."""
     body = text.strip()
-    if not body or "```" in body or len(body) > MAX_PROGRAM_CHARS or not _parses(body) or not _looks_like_code(body):
+    if not body or "```" in body or len(body) > MAX_PROGRAM_CHARS or not parses(body) or not _looks_like_code(body):
         return None
     return CodeClaim(program=body, claimed_output=None, prints=_shows_something(body)) if _shows_something(body) \
         else None
@@ -121,7 +121,8 @@ def format_number(value: float) -> str:
 # ------------------------------------------------------------------------------------------ helpers
 
 
-def _parses(source: str) -> bool:
+def parses(source: str) -> bool:
+    """Whether `source` parses as Python (parsing only: nothing runs)."""
     try:
         ast.parse(source)
     except (SyntaxError, ValueError):
@@ -174,6 +175,7 @@ __all__ = [
     "final_number",
     "format_number",
     "numbers_in",
+    "parses",
     "outputs_agree",
     "printed_value",
     "python_blocks",

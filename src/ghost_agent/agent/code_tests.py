@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ghost_agent.agent.claims import parses
 from ghost_agent.eval.humaneval_exec import assemble_program, extract_code
 
 REPORT_MARK = "__GHOST_CHECK_REPORT__"
@@ -95,7 +96,7 @@ class CheckReport:
 
 def request_code(request: str) -> str:
     """The Python code the request itself carries (a stub with imports and a docstring, helper functions)."""
-    blocks = [b for b in _FENCED_PY.findall(request) if _compiles(b) or _DEF_RE.search(b)]
+    blocks = [b for b in _FENCED_PY.findall(request) if parses(b) or _DEF_RE.search(b)]
     if blocks:
         return "\n\n".join(b.strip("\n") for b in blocks) + "\n"
     return ""
@@ -220,14 +221,6 @@ def parse_report(output: str, cases: list[Case]) -> CheckReport:
 
 
 # ------------------------------------------------------------------------------------------ helpers
-
-
-def _compiles(source: str) -> bool:
-    try:
-        ast.parse(source)
-    except (SyntaxError, ValueError):
-        return False
-    return True
 
 
 _LITERAL_WORDS = {"true": "True", "false": "False", "none": "None", "null": "None"}

@@ -366,11 +366,12 @@ class ToolLoop:
 
     # -------------------------------------------------------------------------------------- model calls
 
-    async def _complete(self, run: LoopRun, *, tools: bool) -> JSON:
-        """One model call over the conversation so far; in "auto" mode a request refused because of its
-        `tools` is retried once without them, and they are not sent again by this ToolLoop."""
+    async def _complete(self, run: LoopRun, *, tools: bool, messages: list[JSON] | None = None) -> JSON:
+        """One model call over the conversation so far (or over `messages`); in "auto" mode a request refused
+        because of its `tools` is retried once without them, and they are not sent again by this ToolLoop."""
         body: JSON = {
-            "messages": list(run.conversation),  # a snapshot: the conversation keeps growing after the call
+            # a snapshot: the conversation keeps growing after the call
+            "messages": list(run.conversation if messages is None else messages),
             "temperature": self.config.temperature,
             "max_tokens": self.config.max_tokens,
             "stream": False,
@@ -388,7 +389,7 @@ class ToolLoop:
             if tools and self.config.native_tools == "auto" and exc.status in TOOLS_REJECTED_STATUSES:
                 self.native_rejected = True
                 log.warning("agent_native_tools_unsupported", status=exc.status, error=one_line(exc.message, 300))
-                return await self._complete(run, tools=False)
+                return await self._complete(run, tools=False, messages=messages)
             raise
         run.add_usage(reply.get("usage") if isinstance(reply, Mapping) else None)
         return reply
@@ -409,13 +410,7 @@ class ToolLoop:
         about the loop. The tool work stays in the steps (and `aborted`) for the record."""
         run.info["fallback"] = reason
         log.info("agent_direct_fallback", reason=reason, steps=len(run.steps))
-        body: JSON = {"messages": list(run.direct_messages), "temperature": self.config.temperature,
-                      "max_tokens": self.config.max_tokens, "stream": False}
-        if self.config.model:
-            body["model"] = self.config.model
-        run.llm_calls += 1
-        reply = await self.backend.complete(body)
-        run.add_usage(reply.get("usage") if isinstance(reply, Mapping) else None)
+        reply = await self._complete(run, tools=False, messages=run.direct_messages)
         await self._finish(run, prompting.content_text(message_of(reply).get("content")).strip())
 
     @staticmethod
