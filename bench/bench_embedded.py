@@ -218,7 +218,7 @@ async def daemon_process(args: argparse.Namespace, n_threads: int) -> AsyncItera
                     if health.get("status") == "ok":
                         break
                     if health.get("status") == "degraded":
-                        raise RuntimeError(f"daemon degraded: {health.get('backend')}")
+                        raise RuntimeError(f"daemon degraded: {health.get('degraded')} (details: GET /v1/ghost/health)")
                     await asyncio.sleep(0.25)
             yield Daemon(process, base_url, log_path)
         finally:

@@ -79,7 +79,7 @@ def _wait_ready(client: httpx.Client, process: subprocess.Popen[bytes], out: Pat
         if health.get("status") == "ok":
             return health
         if health.get("status") == "degraded":
-            raise RuntimeError(f"daemon degraded: {health.get('backend')}")
+            raise RuntimeError(f"daemon degraded: {health.get('degraded')} (details: GET /v1/ghost/health)")
         time.sleep(0.05)
 
 

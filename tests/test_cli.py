@@ -13,7 +13,7 @@ from ghost_agent import __version__
 from ghost_agent.cli import build_parser, main
 from ghost_agent.doctor import run_doctor
 from ghost_agent.llm.fake_server import free_port
-from ghost_agent.settings import Settings
+from ghost_agent.settings import Settings, load_settings
 from tests.conftest import make_settings
 
 
@@ -51,7 +51,7 @@ def test_bad_flags_exit_2_with_message(args: list[str], fragment: str, capsys: p
 
 def test_every_setting_has_a_serve_flag() -> None:
     parser = build_parser()
-    serve = parser._subparsers._group_actions[0].choices["serve"]  # type: ignore[union-attr]
+    serve = parser._subparsers._group_actions[0].choices["serve"]  # type: ignore[union-attr,index]
     dests = {a.dest for a in serve._actions}
     assert set(Settings.__dataclass_fields__) <= dests
     help_text = serve.format_help()
@@ -65,6 +65,44 @@ def test_config_defaults_prints_toml(capsys: pytest.CaptureFixture[str]) -> None
     code, out, _ = run_cli(["config", "--defaults"], capsys)
     assert code == 0
     assert "[server]" in out and "# port = 8000" in out
+
+
+def test_config_prints_the_settings_in_force_in_the_defaults_format(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text("[server]\nport = 9100\n")
+    monkeypatch.setenv("GHOST_MAX_STEPS", "9")
+    monkeypatch.setenv("GHOST_API_KEY", "sk-do-not-print-me")
+    code, out, err = run_cli(["config", "--home", str(home), "--log-level", "debug"], capsys)
+    assert code == 0, err
+    assert f"port = 9100  # from config {home / 'config.toml'}" in out
+    assert "max_steps = 9  # from env GHOST_MAX_STEPS" in out
+    assert 'log_level = "debug"  # from flag --log-level' in out
+    assert "# n_ctx = 8192" in out  # a default stays commented out, as in --defaults
+    assert "sk-do-not-print-me" not in out and '# api_key = "***"  # set by env GHOST_API_KEY' in out
+    assert f"config file read: {home / 'config.toml'}" in out
+    # the same layout as --defaults: the same sections and documentation lines, in the same order
+    _, defaults, _ = run_cli(["config", "--defaults"], capsys)
+    def doc_lines(text: str) -> list[str]:
+        return [line for line in text.splitlines() if line.startswith(("[", "# ("))]
+    assert doc_lines(out) == doc_lines(defaults)
+    # and it reads back as a config file giving the same settings
+    saved = tmp_path / "saved.toml"
+    saved.write_text(out)
+    monkeypatch.delenv("GHOST_MAX_STEPS")
+    monkeypatch.delenv("GHOST_API_KEY")
+    again = load_settings(cli={"config": saved}, environ={})
+    assert (again.port, again.max_steps, again.log_level, again.home) == (9100, 9, "debug", home)
+
+
+def test_config_with_a_bad_value_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text("port = 99999\n")
+    code, _, err = run_cli(["config", "--home", str(home)], capsys)
+    assert code == 2 and "valid range is [0, 65535]" in err
 
 
 def test_module_entry_point_runs() -> None:

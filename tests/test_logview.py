@@ -93,3 +93,43 @@ def test_format_event_puts_ts_level_event_first() -> None:
     line = format_event({"path": "/x", "event": "request", "level": "info", "ts": "T", "usage": {"a": 1}})
     assert line.startswith("T info request")
     assert 'usage={"a":1}' in line
+
+
+def test_logs_include_the_rotated_files_oldest_first(tmp_path: Path) -> None:
+    log = tmp_path / "ghost.jsonl"
+    write_events(log.with_name("ghost.jsonl.2"), [{"ts": ts(-30), "level": "info", "event": "oldest"}])
+    write_events(log.with_name("ghost.jsonl.1"), [{"ts": ts(-20), "level": "info", "event": "older"}])
+    write_events(log, [{"ts": ts(-10), "level": "info", "event": "newest"}])
+    out = io.StringIO()
+    assert show_logs(log, raw=True, out=out) == 0
+    assert [orjson.loads(line)["event"] for line in out.getvalue().splitlines()] == ["oldest", "older", "newest"]
+    log.unlink()  # just rotated, nothing written since: the rotated files still show
+    out = io.StringIO()
+    assert show_logs(log, raw=True, out=out) == 0
+    assert "older" in out.getvalue()
+
+
+def test_follow_survives_a_rotation(tmp_path: Path) -> None:
+    """Lines written to the old file after the last poll, and a new file already larger than the old one, all
+    print once (a follower that only compared sizes would skip them)."""
+    log = tmp_path / "ghost.jsonl"
+    write_events(log, [{"ts": ts(0), "level": "info", "event": "e0"}])
+    out = io.StringIO()
+    follower = threading.Thread(
+        target=show_logs,
+        kwargs={"path": log, "follow": True, "raw": True, "out": out, "poll_s": 0.3, "max_polls": 8},
+    )
+    follower.start()
+    deadline = time.monotonic() + 10
+    while "e0" not in out.getvalue() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    late: list[dict[str, object]] = [{"ts": ts(0), "level": "info", "event": "late-old"}]
+    fresh: list[dict[str, object]] = [
+        {"ts": ts(0), "level": "info", "event": f"new{n}", "pad": "x" * 50} for n in range(20)
+    ]
+    write_events(log, late)  # written just before the rotation, after the follower's last read
+    log.rename(log.with_name("ghost.jsonl.1"))
+    write_events(log, fresh)  # the new file outgrows the old one before the next poll
+    follower.join(timeout=20)
+    got = [orjson.loads(line)["event"] for line in out.getvalue().splitlines()]
+    assert got == ["e0", "late-old"] + [f"new{n}" for n in range(20)]

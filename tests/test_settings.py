@@ -8,9 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from ghost_agent.settings import Settings, SettingsError, load_settings, render_config_toml
+from ghost_agent.settings import Settings, SettingsError, load_settings, render_config_toml, resolve_settings
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def _private_user_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default GHOST_HOME (~/.ghost) is read for its config.toml: keep the developer's own out of these tests."""
+    monkeypatch.setenv("HOME", str(tmp_path_factory.mktemp("user-home")))
 
 
 def test_defaults() -> None:
@@ -119,3 +125,65 @@ def test_hostnames_that_look_loopback_are_not() -> None:
     assert not Settings(host="127.example.com").is_loopback
     with pytest.raises(SettingsError):
         Settings(host="127.example.com").validate()
+
+
+def test_the_homes_config_toml_is_read_by_default(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    config = home / "config.toml"
+    config.write_text('[server]\nport = 9100\n[agent]\nmax_steps = 9\n[logging]\nlog_level = "debug"\n')
+    s = load_settings(cli={"home": home}, environ={})
+    assert (s.port, s.max_steps, s.log_level) == (9100, 9, "debug")
+    assert s.config == config  # the file read is reported (startup log, `ghost-agent config`)
+    # GHOST_HOME finds it too; precedence stays defaults < file < env < CLI
+    s = load_settings(cli={"port": 9300}, environ={"GHOST_HOME": str(home), "GHOST_MAX_STEPS": "7"})
+    assert (s.port, s.max_steps, s.log_level) == (9300, 7, "debug")
+
+
+def test_the_default_home_is_searched_too(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / ".ghost").mkdir()
+    (tmp_path / ".ghost" / "config.toml").write_text("port = 9200\n")
+    assert load_settings(environ={}).port == 9200
+
+
+def test_without_a_config_file_the_defaults_hold(tmp_path: Path) -> None:
+    s = load_settings(cli={"home": tmp_path / "fresh"}, environ={})
+    assert s.config is None and s.port == 8000
+    (tmp_path / "fresh").mkdir()
+    (tmp_path / "fresh" / "config.toml").write_text("port = 9400\n")
+    # an explicit file replaces the home's: /dev/null reads nothing at all
+    assert load_settings(cli={"home": tmp_path / "fresh", "config": Path("/dev/null")}, environ={}).port == 8000
+    other = tmp_path / "other.toml"
+    other.write_text("port = 9500\n")
+    assert load_settings(cli={"home": tmp_path / "fresh"}, environ={"GHOST_CONFIG": str(other)}).port == 9500
+
+
+def test_the_homes_config_cannot_move_the_home(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text(f'[storage]\nhome = "{tmp_path / "elsewhere"}"\n')
+    with pytest.raises(SettingsError, match="home.*cannot be set in the home's own config file"):
+        load_settings(cli={"home": home}, environ={})
+    # passed explicitly, a file may still choose the home
+    assert load_settings(cli={"config": home / "config.toml"}, environ={}).home == tmp_path / "elsewhere"
+
+
+def test_resolve_settings_names_each_source(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text("port = 9100\nmax_steps = 9\n")
+    s, sources = resolve_settings(cli={"home": home, "log_level": "debug"}, environ={"GHOST_MAX_STEPS": "7"})
+    assert sources["port"] == f"config {home / 'config.toml'}"
+    assert sources["max_steps"] == "env GHOST_MAX_STEPS"
+    assert sources["log_level"] == "flag --log-level" and sources["home"] == "flag --home"
+    assert sources["n_ctx"] == "default"
+
+
+def test_log_rotation_defaults_and_env() -> None:
+    s = load_settings(environ={})
+    assert (s.log_max_bytes, s.log_backups) == (20 * 1024 * 1024, 5)
+    s = load_settings(environ={"GHOST_LOG_MAX_BYTES": "0", "GHOST_LOG_BACKUPS": "2"})
+    assert (s.log_max_bytes, s.log_backups) == (0, 2)
+    with pytest.raises(SettingsError, match="log_backups"):
+        load_settings(environ={"GHOST_LOG_BACKUPS": "-1"})

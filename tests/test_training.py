@@ -267,7 +267,7 @@ def test_report_defaults_to_dict() -> None:
     assert set(d) == {
         "kind", "fit_attempted", "fit_succeeded", "bail_reason", "trajectories_seen", "trajectories_used",
         "samples", "positives", "negatives", "class_balance", "weight_by_source", "metrics", "fit",
-        "checkpoint", "model_id", "seconds", "error",
+        "checkpoint", "model_id", "seconds", "error", "gate", "rejected_model_id",
     }
 
 

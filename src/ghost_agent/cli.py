@@ -1,4 +1,4 @@
-"""`ghost-agent` command line: serve | logs | doctor | trajectories | config.
+"""`ghost-agent` command line: serve | logs | doctor | trajectories | lessons | skills | config.
 
 `serve` flags are generated from the Settings fields, so every setting has a flag, an env var and a config
 key by construction. Invalid values are usage errors (exit 2) that name the valid range.
@@ -73,6 +73,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_trajectories(sub)
 
+    from ghost_agent.lessons_cli import add_subparser as add_lessons
+
+    add_lessons(sub)
+
+    from ghost_agent.skills_auto.cli import add_subparser as add_skills
+
+    add_skills(sub)
+
     from ghost_agent.prm.cli import add_subparser as add_prm
 
     add_prm(sub)
@@ -89,8 +97,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_eval(sub)
 
-    config = sub.add_parser("config", help="print the documented default config (ghost.toml)")
-    config.add_argument("--defaults", action="store_true", help="print every setting with its default")
+    from ghost_agent.watchdog.cli import add_subparser as add_status
+
+    add_status(sub)
+
+    config = sub.add_parser(
+        "config",
+        help="print the settings in force (ghost.toml format): the values serve would use, with their sources",
+        description="Print the settings `serve` would use with the same flags and environment, as a documented "
+        "ghost.toml: values that differ from the defaults are set and name their source (config file, env, flag). "
+        "The config file is --config / GHOST_CONFIG, else $GHOST_HOME/config.toml when it exists.",
+    )
+    config.add_argument(
+        "--defaults", action="store_true", help="print every setting with its default instead (config/ghost.toml)"
+    )
+    add_settings_flags(config)
     config.set_defaults(func=cmd_config, parser=config)
     return parser
 
@@ -136,10 +157,18 @@ def cmd_doctor(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
 
 
 def cmd_config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    """Print the documented config file."""
-    from ghost_agent.settings import render_config_toml
+    """Print the settings in force (or, with --defaults, the defaults) as a documented ghost.toml."""
+    from ghost_agent.settings import render_config_toml, resolve_settings
 
-    sys.stdout.write(render_config_toml())
+    if args.defaults:
+        sys.stdout.write(render_config_toml())
+        return 0
+    given = {k: v for k, v in vars(args).items() if k in FIELDS and v is not None}
+    try:
+        settings, sources = resolve_settings(cli=given)
+    except SettingsError as exc:
+        parser.error(str(exc))
+    sys.stdout.write(render_config_toml(settings, sources))
     return 0
 
 

@@ -68,20 +68,23 @@ def check_telemetry() -> Check:
 
 
 def check_upstream(settings: Settings) -> Check:
+    from ghost_agent.distill.redact import redact_text, redact_url
     from ghost_agent.llm.http_upstream import normalize_base_url
 
     assert settings.upstream_url is not None
     base = normalize_base_url(settings.upstream_url)
+    shown = redact_url(base)  # the report is pasted into issues: never the url's user:password
     headers = {"authorization": f"Bearer {settings.upstream_api_key}"} if settings.upstream_api_key else {}
     try:
         response = httpx.get(f"{base}/models", timeout=settings.upstream_connect_timeout, headers=headers,
                              trust_env=False)
     except httpx.HTTPError as exc:
-        return Check("upstream", "FAIL", f"{base} unreachable: {exc!r}", "start the upstream or fix --upstream-url")
+        return Check("upstream", "FAIL", f"{shown} unreachable: {redact_text(repr(exc))}",
+                     "start the upstream or fix --upstream-url")
     if response.status_code != 200:
-        return Check("upstream", "WARN", f"{base}/models answered HTTP {response.status_code}",
+        return Check("upstream", "WARN", f"{shown}/models answered HTTP {response.status_code}",
                      "check --upstream-api-key and the URL")
-    return Check("upstream", "OK", f"{base} answered /models")
+    return Check("upstream", "OK", f"{shown} answered /models")
 
 
 def check_local_model(settings: Settings, full_hash: bool) -> list[Check]:
@@ -125,7 +128,9 @@ def gather_checks(settings: Settings, *, full_hash: bool = False) -> list[Check]
 
 
 def check_sandbox(settings: Settings) -> Check:
-    """The sandbox that would run model-written code: OK isolated, WARN unisolated fallback, FAIL none."""
+    """The sandbox that would run model-written code: OK isolated; WARN when code runs unisolated by the
+    operator's opt-in (--sandbox unisolated|subprocess) or with a warning (the fallback's packages out of reach);
+    FAIL when no isolating sandbox runs and unisolated code was not opted into (code tools disabled)."""
     from ghost_agent.sandbox.detect import doctor_check
 
     status, detail, fix = doctor_check(settings)

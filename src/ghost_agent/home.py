@@ -41,6 +41,10 @@ class GhostHome:
         return self.skills / "lessons.sqlite3"
 
     @property
+    def skills_db(self) -> Path:
+        return self.skills / "skills.sqlite3"
+
+    @property
     def selfhood(self) -> Path:
         return self.system / "selfhood"
 

@@ -12,13 +12,22 @@ sample weights (`_collect`), then either bails or fits a fresh model:
   fitted model (`self.model` is assigned before the save), so the watchdog can hot-swap it even when the
   disk is unwritable.
 
+Gated runs (`run(gate=HoldoutGate(live_model))`, the watchdog's retrain): after the floors, a candidate is
+fitted on the older samples and judged against the live model on the newest held-out slice (`holdout.py`).
+Rejected: `self.rejected` holds the candidate (with its verdict in the metadata), `self.model` is untouched and
+nothing is saved. Accepted: the model is refitted on every sample — the newest data (often the latest human
+correction) must reach the live model; the gate judged the same procedure on data it had not seen — and its
+metadata keeps the verdict. A live model trained on exactly the same data (`data_fingerprint`) is a bail:
+"no new data", nothing to fit.
+
 Log events, prefixed with the model's kind, from the logger `<kind>.trainer`: `<kind>_train_bail`,
-`<kind>_train_fit`, `<kind>_train_error`.
+`<kind>_train_fit`, `<kind>_train_rejected`, `<kind>_train_error`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping
@@ -31,7 +40,8 @@ import numpy as np
 
 from ghost_agent.bound_model import BoundModel
 from ghost_agent.distill.collector import TimeBound, TrajectoryCollector
-from ghost_agent.distill.trajectory import Trajectory
+from ghost_agent.distill.trajectory import Trajectory, parse_ts
+from ghost_agent.holdout import GateVerdict, HoldoutGate, evaluate, iso, time_split, unjudged
 from ghost_agent.linear import FitError, binary_metrics
 from ghost_agent.logging import get_logger
 from ghost_agent.training import DEFAULT_SOURCE_WEIGHTS, Floors, RewardSource, TrainerReport
@@ -48,6 +58,11 @@ class Batch:
     Rows stay tuples until one array is built. `seen` is counted by the trainer; `used` (trajectories that
     gave at least one sample) and `tallies` (kind-specific counts, e.g. the router's labelling rules) by the
     subclass's `_collect`.
+
+    Each sample also remembers its trajectory (`groups[i]`, an index into `group_times`, the trajectories'
+    times in epoch seconds, in read order), for the swap gate's time-ordered split. The trainer sets `current`
+    as it hands each trajectory over, so `_collect` must turn a trajectory into samples before pulling the
+    next one (both kinds stream exactly so).
     """
 
     rows: list[tuple[float, ...]] = field(default_factory=list)
@@ -58,6 +73,10 @@ class Batch:
     used: int = 0
     weight_by_source: dict[str, float] = field(default_factory=dict)
     tallies: dict[str, int] = field(default_factory=dict)
+    groups: list[int] = field(default_factory=list)
+    group_times: list[float] = field(default_factory=list)
+    current: int = -1
+    digest: str = ""  # `data_fingerprint` of the arrays fitted on, set by the run
 
     def add(self, row: tuple[float, ...], label: float, weight: float, *, positive: bool, source: str) -> None:
         """One sample: its features, the label the model is fitted on, its weight, class and reward source."""
@@ -66,6 +85,12 @@ class Batch:
         self.weights.append(weight)
         self.positives += positive
         self.weight_by_source[source] = self.weight_by_source.get(source, 0.0) + weight
+        self.groups.append(self.current)
+
+    def data_until(self) -> float:
+        """The newest time among the trajectories that gave samples (0 without samples)."""
+        used = set(self.groups)
+        return max((self.group_times[g] for g in used if g >= 0), default=0.0)
 
 
 class LinearTrainer(ABC, Generic[M]):
@@ -100,6 +125,7 @@ class LinearTrainer(ABC, Generic[M]):
             DEFAULT_SOURCE_WEIGHTS if source_weights is None else source_weights
         )
         self.model: M | None = None
+        self.rejected: M | None = None  # the last candidate a swap gate rejected (gated runs only)
         self.last_report: TrainerReport | None = None
         self.kind = self.model_class.KIND
         self.log = get_logger(f"{self.kind}.trainer")
@@ -125,9 +151,14 @@ class LinearTrainer(ABC, Generic[M]):
 
     # -------------------------------------------------------------------------------------- the run
 
-    def run(self) -> TrainerReport:
-        """Read, label, check the floors, fit, save; the report is also kept as `last_report`. Never raises."""
+    def run(self, *, gate: HoldoutGate | None = None) -> TrainerReport:
+        """Read, label, check the floors, fit, save; the report is also kept as `last_report`. Never raises.
+
+        With `gate`, the fitted model must be no worse than `gate.baseline` on the newest held-out slice (see
+        the module doc); `report.gate` holds the verdict either way.
+        """
         started = time.perf_counter()
+        self.rejected = None
         report = TrainerReport(kind=self.kind)
         batch = Batch()
         try:
@@ -141,17 +172,31 @@ class LinearTrainer(ABC, Generic[M]):
 
         reason = self.floors.check(report.trajectories_used, report.samples, report.positives)
         if reason is not None:
-            report.bail_reason = reason
-            kept = None if self.model is None else self.model.model_id
-            self.log.info(
-                f"{self.kind}_train_bail", reason=reason, kept_model=kept, **_counts(report), **self._log_fields(batch)
-            )
-            return self._done(report, started)
+            return self._bail(report, batch, started, reason)
 
         x = np.asarray(batch.rows, dtype=np.float64)  # one allocation for the whole matrix
         y = np.asarray(batch.labels, dtype=np.float64)
         w = np.asarray(batch.weights, dtype=np.float64)
+        batch.digest = data_fingerprint(x, y, w)
+        if gate is not None:
+            baseline_print = None if gate.baseline is None else gate.baseline.metadata.get("data_fingerprint")
+            if baseline_print is not None and baseline_print == batch.digest:
+                return self._bail(report, batch, started, "no new data since the live model was trained")
         report.fit_attempted = True
+        if gate is not None:
+            verdict = self._judge(gate, report, batch, x, y, w)
+            if verdict is None:  # the candidate's fit failed: `report.error` says why
+                return self._done(report, started)
+            report.gate = verdict.to_dict()
+            if not verdict.accepted:
+                if not verdict.judged:  # nothing could be held out: a data bail, the live model stays
+                    report.fit_attempted = False
+                    return self._bail(report, batch, started, verdict.reason)
+                self.log.info(
+                    f"{self.kind}_train_rejected", reason=verdict.reason, gate=report.gate,
+                    rejected_model_id=report.rejected_model_id, kept_model=gate.baseline_id, **_counts(report),
+                )
+                return self._done(report, started)
         model = self.model_class()
         try:
             stats = model.fit(x, y, w, l2=self.l2)
@@ -183,9 +228,48 @@ class LinearTrainer(ABC, Generic[M]):
             seconds=round(report.seconds, 6),
             model_id=report.model_id,
             checkpoint=report.checkpoint,
+            gate=report.gate.get("reason") if report.gate else None,
         )
         self.last_report = report
         return report
+
+    def _bail(self, report: TrainerReport, batch: Batch, started: float, reason: str) -> TrainerReport:
+        """A data bail: the reason logged, the previous model kept."""
+        report.bail_reason = reason
+        kept = None if self.model is None else self.model.model_id
+        self.log.info(
+            f"{self.kind}_train_bail", reason=reason, kept_model=kept, **_counts(report), **self._log_fields(batch)
+        )
+        return self._done(report, started)
+
+    def _judge(
+        self, gate: HoldoutGate, report: TrainerReport, batch: Batch, x: np.ndarray, y: np.ndarray, w: np.ndarray
+    ) -> GateVerdict | None:
+        """Fit a candidate on the older samples and judge it on the newest slice; a rejected candidate becomes
+        `self.rejected` (metadata: its train figures and the verdict). None when its fit failed."""
+        split = time_split(batch.groups, batch.group_times, gate.fraction, gate.min_samples)
+        if split is None:
+            return unjudged(gate, len(batch.rows))
+        candidate = self.model_class()
+        try:
+            stats = candidate.fit(x[split.train], y[split.train], w[split.train], l2=self.l2)
+        except FitError as exc:  # the older part alone may carry no weight
+            report.error = f"fit failed on the older {split.train_samples} samples: {exc}"
+            self.log.warning(f"{self.kind}_train_error", stage="fit", error=report.error, **_counts(report))
+            return None
+        verdict = evaluate(gate, candidate, split, x, y, w, self.metrics_threshold)
+        if not verdict.accepted:
+            report.fit = stats.to_dict()
+            report.metrics = binary_metrics(
+                candidate.predict_proba(x[split.train]), y[split.train], w[split.train],
+                threshold=self.metrics_threshold,
+            )
+            report.gate = verdict.to_dict()
+            candidate.metadata = self._metadata(report, batch)
+            candidate.metadata["n_samples"] = split.train_samples  # what it was fitted on
+            report.rejected_model_id = candidate.model_id
+            self.rejected = candidate
+        return verdict
 
     async def arun(self) -> TrainerReport:
         """`run` in a worker thread, so the event loop keeps serving while the watchdog trains."""
@@ -220,14 +304,38 @@ class LinearTrainer(ABC, Generic[M]):
             "source_weights": {k.value: float(v) for k, v in self.source_weights.items()},
             "weight_by_source": report.weight_by_source,
             "fit": report.fit,
+            "data_until": iso(batch.data_until()),
+            "data_fingerprint": batch.digest or None,
+            **({"gate": report.gate} if report.gate else {}),
         }
 
 
 def _counting(trajectories: Iterable[Trajectory], batch: Batch) -> Iterator[Trajectory]:
-    """The trajectory stream, counting every record read, labeled or not (`trajectories_seen`)."""
+    """The trajectory stream, counting every record read, labeled or not (`trajectories_seen`), and noting each
+    one's time as the group of the samples made from it."""
     for traj in trajectories:
+        batch.current = batch.seen
+        batch.group_times.append(_epoch(traj))
         batch.seen += 1
         yield traj
+
+
+def data_fingerprint(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> str:
+    """A short hash of exactly what a fit sees (features, labels, weights, in order): equal for the same data,
+    different after a new trajectory or a correction that flips a label or changes who decided it."""
+    h = hashlib.sha256()
+    for arr in (x, y, w):
+        h.update(np.ascontiguousarray(arr, dtype=np.float64).tobytes())
+        h.update(str(arr.shape).encode())
+    return h.hexdigest()[:16]
+
+
+def _epoch(traj: Trajectory) -> float:
+    """The trajectory's time in epoch seconds; 0 (the oldest) when its stamp is not a time."""
+    try:
+        return parse_ts(traj.ts).timestamp()
+    except (AttributeError, TypeError, ValueError, OverflowError):  # a damaged record: not a string, not a time
+        return 0.0
 
 
 def _count(report: TrainerReport, batch: Batch) -> None:

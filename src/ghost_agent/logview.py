@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 import time
@@ -73,6 +74,16 @@ def select(
         yield line, event
 
 
+def rotated_files(path: Path) -> list[Path]:
+    """The rotated logs next to `path` (`ghost.jsonl.1` is the newest), oldest first."""
+    found = []
+    n = 1
+    while (older := path.with_name(f"{path.name}.{n}")).is_file():
+        found.append(older)
+        n += 1
+    return found[::-1]
+
+
 def show_logs(
     path: Path,
     *,
@@ -84,10 +95,12 @@ def show_logs(
     poll_s: float = 0.25,
     max_polls: int | None = None,
 ) -> int:
-    """Print matching events; with `follow`, keep reading appended lines (also across rotation/truncation)."""
+    """Print matching events, the rotated files (oldest first) then the current one; with `follow`, keep
+    reading appended lines, across rotation (the rest of the moved file, then the new one) and truncation."""
     since_ts = datetime.now(timezone.utc).timestamp() - since_s if since_s is not None else None
     bad = [0]
-    if not path.exists() and not follow:
+    backups = rotated_files(path)
+    if not path.exists() and not backups and not follow:
         print(f"no log yet at {path} (start the daemon with `ghost-agent serve`)", file=sys.stderr)
         return 1
 
@@ -96,26 +109,56 @@ def show_logs(
             out.write((line.decode() if raw else format_event(event)) + "\n")
         out.flush()
 
-    position = 0
     partial = b""
+
+    def feed(data: bytes) -> None:
+        nonlocal partial
+        lines = (partial + data).split(b"\n")
+        partial = lines.pop()  # an unterminated last line may still be being written
+        emit(lines)
+
+    def flush_partial() -> None:
+        nonlocal partial
+        if partial:
+            emit([partial])
+        partial = b""
+
+    fh: IO[bytes] | None = None
+    fh_id: tuple[int, int] | None = None
     polls = 0
     try:
+        for older in backups:
+            with open(older, "rb") as old:
+                while block := old.read(1 << 20):
+                    feed(block)
+            flush_partial()
         while True:
-            if path.exists():
-                size = path.stat().st_size
-                if size < position:  # truncated or replaced: start over
-                    position, partial = 0, b""
-                with open(path, "rb") as fh:
-                    fh.seek(position)
-                    data = fh.read()
-                    position = fh.tell()
-                data = partial + data
-                lines = data.split(b"\n")
-                partial = lines.pop()  # an unterminated last line may still be being written
-                emit(lines)
+            if fh is None:
+                try:
+                    fh = open(path, "rb")  # noqa: SIM115 - closed below or in `finally`
+                    st = os.fstat(fh.fileno())
+                    fh_id = (st.st_dev, st.st_ino)
+                except FileNotFoundError:
+                    fh = None
+            if fh is not None:
+                feed(fh.read())
+                try:
+                    st = os.stat(path)
+                    now_id: tuple[int, int] | None = (st.st_dev, st.st_ino)
+                except FileNotFoundError:
+                    now_id = None
+                if now_id != fh_id:  # moved away (rotated): finish the old file, then follow the new one
+                    feed(fh.read())
+                    flush_partial()
+                    fh.close()
+                    fh = None
+                    if now_id is not None and follow:
+                        continue
+                elif st.st_size < fh.tell():  # truncated in place (copytruncate): start over
+                    fh.seek(0)
+                    partial = b""
             if not follow:
-                if partial:
-                    emit([partial])
+                flush_partial()
                 break
             polls += 1
             if max_polls is not None and polls >= max_polls:
@@ -123,6 +166,9 @@ def show_logs(
             time.sleep(poll_s)
     except KeyboardInterrupt:
         pass
+    finally:
+        if fh is not None:
+            fh.close()
     if bad[0]:
         print(f"skipped {bad[0]} malformed line(s) in {path}", file=sys.stderr)
     return 0

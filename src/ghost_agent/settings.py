@@ -10,12 +10,16 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import ipaddress
+import json
 import os
+import re
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from ghost_agent.distill.redact import redact_url
 
 LOCAL_MODELS = ("qwen2.5-coder-1.5b", "qwen2.5-coder-0.5b")
 
@@ -77,6 +81,24 @@ class Settings:
         default=10.0,
         metadata=_meta("server", "Seconds in-flight requests get to finish on SIGTERM.", lo=0),
     )
+    max_n: int = field(
+        default=4,
+        metadata=_meta(
+            "server",
+            "Largest `n` (choices per chat request) accepted; each choice is a full completion or agent turn, so "
+            "a request costs n times one. Above it -> 400.",
+            lo=1, hi=16,
+        ),
+    )
+    cors_allow_origins: str | None = field(
+        default=None,
+        metadata=_meta(
+            "server",
+            "Browser origins allowed to call the API, comma-separated (e.g. http://localhost:3000); unset -> CORS "
+            "off: no Access-Control-* headers, so web pages cannot read replies. `*` allows every page you visit, "
+            "so use it only together with an api key.",
+        ),
+    )
     # --- backend
     upstream_url: str | None = field(
         default=None,
@@ -90,8 +112,18 @@ class Settings:
         default=None,
         metadata=_meta(
             "backend",
-            "Model name served at /v1/models and forwarded upstream; unset -> the local model's name "
-            "(embedded) or the client's (upstream).",
+            "Model name sent to the upstream in place of the client's (also advertised at /v1/models and named "
+            "in replies unless served_model_name is set); unset -> the client's (upstream) or the local model's "
+            "name (embedded).",
+        ),
+    )
+    served_model_name: str | None = field(
+        default=None,
+        metadata=_meta(
+            "backend",
+            "An alias: the one name /v1/models advertises and every reply's `model` says, whatever the client "
+            "sent; the upstream still receives `model` (unset: the first model the upstream lists). Unset -> "
+            "`model`, else the local model's name or what the upstream lists.",
         ),
     )
     upstream_api_key: str | None = field(
@@ -131,6 +163,16 @@ class Settings:
         default=16,
         metadata=_meta("backend", "Embedded model: requests waiting beyond this get 503 + Retry-After.", lo=0),
     )
+    embeddings: str = field(
+        default="lazy",
+        metadata=_meta(
+            "backend",
+            "POST /v1/embeddings. lazy = the embedded model loads a second, embedding-mode instance of its weights "
+            "on the first request (about 1.2 GB more RAM for the 1.5B, 0.5 GB for the 0.5B, held until shutdown); "
+            "with an upstream the request is forwarded to it. off = 501 on every backend.",
+            choices=("lazy", "off"),
+        ),
+    )
     # --- storage / logs
     home: Path = field(
         default_factory=_default_home,
@@ -149,6 +191,16 @@ class Settings:
             choices=("batch", "fsync", "none"),
         ),
     )
+    trajectory_max_session_files: int = field(
+        default=1024,
+        metadata=_meta(
+            "storage",
+            "Session files one day of trajectories may hold; records of further sessions that day go to one shared "
+            "overflow file (session-+overflow.jsonl, session ids kept in the records), so no record is lost and "
+            "clients inventing session ids cannot exhaust the directory.",
+            lo=1,
+        ),
+    )
     trajectory_flush_s: float = field(
         default=5.0,
         metadata=_meta(
@@ -165,6 +217,22 @@ class Settings:
     log_format: str = field(
         default="console",
         metadata=_meta("logging", "Console log format (the file is always JSON lines).", choices=("json", "console")),
+    )
+    log_max_bytes: int = field(
+        default=20 * 1024 * 1024,
+        metadata=_meta(
+            "logging",
+            "Rotate $GHOST_HOME/system/logs/ghost.jsonl when a write would take it past this size "
+            "(bytes; 0 = never rotate). An external logrotate also works: the file is reopened when it is moved.",
+            lo=0,
+        ),
+    )
+    log_backups: int = field(
+        default=5,
+        metadata=_meta(
+            "logging", "Rotated log files kept (ghost.jsonl.1 is the newest; 0 = rotation discards the old log).",
+            lo=0, hi=1000,
+        ),
     )
     # --- agent (the turn)
     router: str = field(
@@ -259,6 +327,14 @@ class Settings:
         default=False,
         metadata=_meta("agent", "Stream tool calls and results as content while a streamed agent turn runs."),
     )
+    sse_keepalive_s: float = field(
+        default=10.0,
+        metadata=_meta(
+            "server", "A streamed reply that has nothing to send for this long sends an SSE comment "
+            "(`: keep-alive`), so proxies and client read timeouts do not cut a long agent turn (0 = never).",
+            lo=0.0,
+        ),
+    )
     agent_max_tokens: int = field(
         default=1024, metadata=_meta("agent", "Token budget of each model call inside an agent turn.", lo=16)
     )
@@ -267,10 +343,11 @@ class Settings:
         default="auto",
         metadata=_meta(
             "sandbox",
-            "Sandbox backend: auto = the strongest that passes the startup probe; bwrap = bubblewrap or no code "
-            "runs at all (never the unisolated fallback); subprocess = the unisolated restricted-subprocess "
-            "fallback.",
-            choices=("auto", "bwrap", "subprocess"),
+            "Sandbox for model-written code: auto = bubblewrap (the variant that passes the startup probe), "
+            "else the code tools refuse (the daemon still chats; fix: make sandbox); bwrap = the same; "
+            "unisolated = bubblewrap, else run code WITHOUT network or filesystem isolation (explicit opt-in, "
+            "logged and reported as degraded); subprocess = always the unisolated restricted subprocess.",
+            choices=("auto", "bwrap", "unisolated", "subprocess"),
         ),
     )
     sandbox_timeout_s: float = field(
@@ -294,6 +371,15 @@ class Settings:
     workspace_max_age_days: float = field(
         default=7.0, metadata=_meta("sandbox", "Workspaces untouched this long are deleted (days; 0 = never).", lo=0)
     )
+    workspace_max_count: int = field(
+        default=256,
+        metadata=_meta(
+            "sandbox",
+            "Session workspaces kept at most; creating one more deletes the least recently used idle one "
+            "(0 = no limit).",
+            lo=0,
+        ),
+    )
     # --- learning (stored now, used by later stages)
     prm_model: Path | None = field(
         default=None,
@@ -312,7 +398,18 @@ class Settings:
         ),
     )
     prm_train_cooldown: float = field(
-        default=10800.0, metadata=_meta("learning", "Seconds between PRM retrain phases.", lo=0)
+        default=10800.0,
+        metadata=_meta("learning", "Seconds between PRM/router retrain phases (watchdog phase 2.7; scaled).", lo=0),
+    )
+    retrain_holdout_fraction: float = field(
+        default=0.2,
+        metadata=_meta(
+            "learning",
+            "Retrain swap gate: the newest share of the samples (whole trajectories, at least 10 samples) held "
+            "out; a retrained PRM/router goes live only if its log loss there is no worse than the live model's.",
+            lo=0.01,
+            hi=0.5,
+        ),
     )
     frontier_selfplay: bool = field(
         default=True, metadata=_meta("learning", "Frontier-weighted self-play cluster selection.")
@@ -321,8 +418,153 @@ class Settings:
         default=0.2,
         metadata=_meta("learning", "Chance a self-play tick ignores frontier weighting.", lo=0.0, hi=1.0),
     )
+    reflection: bool = field(
+        default=True,
+        metadata=_meta(
+            "learning",
+            "Reflect on failed turns: a user correction at once (after the reply), the rest in the watchdog's "
+            "reflection backstop; the lessons go to the lesson store.",
+        ),
+    )
+    reflection_timeout_s: float = field(
+        default=120.0,
+        metadata=_meta(
+            "learning", "Per-call timeout of one reflection critique (s): a slow model gives no lesson, never a "
+            "stuck task.", lo=0.1,
+        ),
+    )
+    reflection_max_tokens: int = field(
+        default=384, metadata=_meta("learning", "Token budget of one reflection critique.", lo=16)
+    )
+    reflection_batch: int = field(
+        default=5, metadata=_meta("learning", "Failed trajectories one reflection backstop pass reflects on at most.",
+                                  lo=0, hi=100)
+    )
+    reflection_lookback_h: float = field(
+        default=48.0,
+        metadata=_meta("learning", "The reflection backstop looks at failed trajectories this recent (hours).",
+                       lo=0.01),
+    )
+    skills_min_support: int = field(
+        default=3,
+        metadata=_meta(
+            "learning", "Skills phase (2.6): a tool sequence becomes a candidate once this many validator-passing "
+            "turns contain it (candidates are never promoted automatically: `ghost-agent skills promote`).",
+            lo=2, hi=1000,
+        ),
+    )
+    skills_scan_batch: int = field(
+        default=2000,
+        metadata=_meta("learning", "Trajectory lines one skills pass reads at most (the rest waits for the next "
+                                   "pass; progress is kept).", lo=1),
+    )
+    selfhood: bool = field(
+        default=True,
+        metadata=_meta(
+            "learning", "Selfhood (phase 2.8): keep a diary of notable events and a self-state per task kind, and "
+            "have the model write a short narrative from them.",
+        ),
+    )
+    selfhood_narrative: bool = field(
+        default=True,
+        metadata=_meta(
+            "learning", "Write the narrative and put it in front of every turn as the wake-up prefix (one capped "
+            "line of system text after the fixed prefix); off = diary and self-state only.",
+        ),
+    )
+    # --- watchdog (idle-time phases, DESIGN §5; every window and cooldown is scaled by idle_time_scale)
+    watchdog: bool = field(
+        default=True,
+        metadata=_meta("watchdog", "Run the biological watchdog: idle-time phases (journal drain, REM dream, ...)."),
+    )
+    watchdog_tick_s: float = field(
+        default=60.0, metadata=_meta("watchdog", "Seconds between watchdog ticks (scaled).", lo=0.001)
+    )
+    idle_time_scale: float = field(
+        default=1.0,
+        metadata=_meta(
+            "watchdog", "Multiplies every idle window, cooldown and the tick: 0.01 runs the cycle 100x faster "
+            "(demos, tests).", lo=1e-6, hi=1000.0,
+        ),
+    )
+    journal_drain_idle_s: float = field(
+        default=120.0, metadata=_meta("watchdog", "Phase 1 (journal drain) runs after this much idle time (s).", lo=0)
+    )
+    journal_drain_cooldown_s: float = field(
+        default=0.0, metadata=_meta("watchdog", "Phase 1 cooldown (s; 0 = every tick).", lo=0)
+    )
+    rem_dream_idle_s: float = field(
+        default=600.0, metadata=_meta("watchdog", "Phase 2 (REM dream) idle window start (s).", lo=0)
+    )
+    rem_dream_idle_max_s: float = field(
+        default=3600.0, metadata=_meta("watchdog", "Phase 2 idle window end (s).", lo=0)
+    )
+    rem_dream_cooldown_s: float = field(
+        default=1800.0, metadata=_meta("watchdog", "Phase 2 cooldown (s).", lo=0)
+    )
+    dream_archive_days: float = field(
+        default=30.0,
+        metadata=_meta(
+            "watchdog", "REM dream archives (never deletes) unpinned lessons unused this many days (0 = never; "
+            "not scaled).", lo=0,
+        ),
+    )
+    dream_merge_jaccard: float = field(
+        default=0.7,
+        metadata=_meta(
+            "watchdog", "REM dream merges a session's unpinned lessons whose token-set Jaccard is at least this "
+            "(the duplicate is archived, its provenance moves to the survivor).", lo=0.3, hi=1.0,
+        ),
+    )
+    reflection_idle_s: float = field(
+        default=900.0, metadata=_meta("watchdog", "Phase 2.5 (reflection backstop) idle window start (s).", lo=0)
+    )
+    reflection_idle_max_s: float = field(
+        default=3600.0, metadata=_meta("watchdog", "Phase 2.5 idle window end (s).", lo=0)
+    )
+    reflection_cooldown_s: float = field(
+        default=2400.0, metadata=_meta("watchdog", "Phase 2.5 cooldown (s).", lo=0)
+    )
+    skills_auto_idle_s: float = field(
+        default=900.0, metadata=_meta("watchdog", "Phase 2.6 (skills_auto) idle window start (s).", lo=0)
+    )
+    skills_auto_idle_max_s: float = field(
+        default=3600.0, metadata=_meta("watchdog", "Phase 2.6 idle window end (s).", lo=0)
+    )
+    skills_auto_cooldown_s: float = field(
+        default=7200.0, metadata=_meta("watchdog", "Phase 2.6 cooldown (s).", lo=0)
+    )
+    retrain_idle_s: float = field(
+        default=900.0,
+        metadata=_meta("watchdog", "Phase 2.7 (PRM/router retrain) idle window start (s); its cooldown is "
+                                   "prm_train_cooldown.", lo=0),
+    )
+    retrain_idle_max_s: float = field(
+        default=3600.0, metadata=_meta("watchdog", "Phase 2.7 idle window end (s).", lo=0)
+    )
+    selfhood_idle_s: float = field(
+        default=900.0, metadata=_meta("watchdog", "Phase 2.8 (selfhood narrative) idle window start (s).", lo=0)
+    )
+    selfhood_idle_max_s: float = field(
+        default=3600.0, metadata=_meta("watchdog", "Phase 2.8 idle window end (s).", lo=0)
+    )
+    selfhood_cooldown_s: float = field(
+        default=3600.0, metadata=_meta("watchdog", "Phase 2.8 cooldown (s).", lo=0)
+    )
+    self_play_idle_s: float = field(
+        default=3600.0, metadata=_meta("watchdog", "Phase 3 (self-play) runs after this much idle time (s).", lo=0)
+    )
+    self_play_cooldown_s: float = field(
+        default=3600.0, metadata=_meta("watchdog", "Phase 3 cooldown (s).", lo=0)
+    )
     config: Path | None = field(
-        default=None, metadata=_meta("storage", "Config file to read (default: none).", cli=True)
+        default=None,
+        metadata=_meta(
+            "storage",
+            "Config file to read; it must exist (default: $GHOST_HOME/config.toml when that file exists, else "
+            "none; /dev/null reads none).",
+            cli=True,
+        ),
     )
 
     def __post_init__(self) -> None:
@@ -343,33 +585,62 @@ class Settings:
         except ValueError:
             return False  # a hostname could resolve anywhere: treat it as exposed
 
+    @property
+    def cors_origins(self) -> list[str]:
+        """The CORS allow-list as a list (empty: CORS off)."""
+        return [o.strip().rstrip("/") for o in (self.cors_allow_origins or "").split(",") if o.strip()]
+
     def validate(self) -> Settings:
         """Check cross-field rules; returns self so calls chain."""
         for f in dataclasses.fields(self):
             check_value(f.name, getattr(self, f.name))
+        if self.api_key is not None and (not self.api_key.strip() or self.api_key != self.api_key.strip()):
+            # Clients' tokens are compared stripped: a key that is blank or padded could never be sent.
+            raise SettingsError(
+                "api_key is blank or starts/ends with whitespace: no client could send it; "
+                "set a real key (e.g. `openssl rand -hex 32`) or leave it unset"
+            )
+        for phase in WINDOWED_PHASES:
+            lo, hi = getattr(self, f"{phase}_idle_s"), getattr(self, f"{phase}_idle_max_s")
+            if hi <= lo:
+                raise SettingsError(f"{phase}_idle_max_s ({hi}) must be greater than {phase}_idle_s ({lo})")
         if not self.is_loopback and not self.api_key and not self.insecure_no_auth:
             raise SettingsError(
                 f"refusing to bind non-loopback host {self.host!r} without an api key: "
                 "set --api-key (or GHOST_API_KEY), or pass --insecure-no-auth"
             )
+        for origin in self.cors_origins:
+            if origin != "*" and not _ORIGIN.fullmatch(origin):
+                raise SettingsError(
+                    f"cors_allow_origins: {origin!r} is not an origin; write scheme://host[:port] (no path), "
+                    "comma-separated, or *"
+                )
         if self.upstream_url is not None and not self.upstream_url.startswith(("http://", "https://")):
-            raise SettingsError(f"upstream_url must start with http:// or https://, got {self.upstream_url!r}")
+            shown = redact_url(self.upstream_url)
+            raise SettingsError(f"upstream_url must start with http:// or https://, got {shown!r}")
         return self
 
     def public_dict(self) -> dict[str, Any]:
-        """Settings as plain JSON-able values with secrets masked (for logs and /health)."""
+        """Settings as plain JSON-able values with secrets masked and URLs without their userinfo (for logs and
+        /health)."""
         out: dict[str, Any] = {}
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
             if f.name in SECRET_FIELDS and value:
                 value = "***"
+            elif f.name in URL_FIELDS and isinstance(value, str):
+                value = redact_url(value)
             elif isinstance(value, Path):
                 value = str(value)
             out[f.name] = value
         return out
 
 
+# A browser origin: scheme://host[:port], nothing after it (an IPv6 host in brackets).
+_ORIGIN = re.compile(r"[a-z][a-z0-9+.-]*://(\[[0-9a-f:.]+\]|[^/\s:?#\[\]@]+)(:\d{1,5})?", re.IGNORECASE)
 SECRET_FIELDS = frozenset({"api_key", "upstream_api_key"})
+URL_FIELDS = frozenset({"upstream_url"})  # shown through `redact_url`: a URL may carry user:password@
+WINDOWED_PHASES = ("rem_dream", "reflection", "skills_auto", "retrain", "selfhood")  # idle windows with an end
 FIELDS: dict[str, dataclasses.Field[Any]] = {f.name: f for f in dataclasses.fields(Settings)}
 
 
@@ -465,6 +736,8 @@ def read_config_file(path: Path) -> dict[str, Any]:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise SettingsError(f"config file not found: {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SettingsError(f"config file {path} cannot be read: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise SettingsError(f"config file {path} is not valid TOML: {exc}") from None
     flat: dict[str, Any] = {}
@@ -476,6 +749,14 @@ def read_config_file(path: Path) -> dict[str, Any]:
                 raise SettingsError(f"config file {path}: unknown setting {name!r}")
             flat[name] = coerce(name, raw)
     return flat
+
+
+HOME_CONFIG_NAME = "config.toml"
+
+
+def home_config_path(home: Path) -> Path:
+    """The config file read by default: `config.toml` in GHOST_HOME (used only when it exists)."""
+    return home / HOME_CONFIG_NAME
 
 
 def read_env(environ: Mapping[str, str]) -> dict[str, Any]:
@@ -493,29 +774,91 @@ def load_settings(
     environ: Mapping[str, str] | None = None,
     config_path: Path | None = None,
 ) -> Settings:
-    """Resolve defaults < config file < env < CLI into a validated Settings."""
+    """Resolve defaults < config file < env < CLI into a validated Settings (see `resolve_settings`)."""
+    return resolve_settings(cli, environ, config_path)[0]
+
+
+def resolve_settings(
+    cli: Mapping[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
+    config_path: Path | None = None,
+) -> tuple[Settings, dict[str, str]]:
+    """Resolve defaults < config file < env < CLI; also return where each value came from.
+
+    The config file is `--config` (CLI), else `config_path`, else `GHOST_CONFIG`, and then it must exist;
+    without any of them it is `$GHOST_HOME/config.toml` (GHOST_HOME from --home / GHOST_HOME / the default)
+    when that file exists, else none. That implicit file cannot set `home`: it is found through it.
+    Sources are "default", "config <path>", "env GHOST_X" or "flag --x".
+    """
     environ = os.environ if environ is None else environ
-    cli = {k: v for k, v in (cli or {}).items() if v is not None}
+    cli_values = {k: coerce(k, v) for k, v in (cli or {}).items() if v is not None}
     env_values = read_env(environ)
-    path = cli.get("config") or config_path or env_values.get("config")
+    explicit = cli_values.get("config") or config_path or env_values.get("config")
+    path: Path | None
+    if explicit is not None:
+        path = Path(explicit).expanduser()
+    else:
+        home = cli_values.get("home") or env_values.get("home") or _default_home()
+        path = home_config_path(Path(home))
+        try:
+            if not path.is_file():
+                path = None
+        except OSError as exc:
+            raise SettingsError(f"config file {path} cannot be read: {exc}") from None
+    file_values: dict[str, Any] = {}
+    if path is not None:
+        file_values = read_config_file(path)
+        if explicit is None and "home" in file_values:
+            raise SettingsError(
+                f"config file {path}: `home` cannot be set in the home's own config file; "
+                "use --home or GHOST_HOME (or pass this file with --config)"
+            )
+    sources = {name: "default" for name in FIELDS}
     merged: dict[str, Any] = {}
-    if path is not None:
-        merged.update(read_config_file(Path(path)))
-    merged.update(env_values)
-    merged.update({k: coerce(k, v) for k, v in cli.items()})
-    if path is not None:
-        merged["config"] = Path(path)
-    return Settings(**merged).validate()
-
-
-def render_config_toml() -> str:
-    """The documented config file: every setting with its help, env var and default (commented out)."""
-    defaults = Settings()
-    lines = [
-        "# Ghost Agent configuration. Every setting below shows its default, commented out.",
-        "# Precedence: defaults < this file (or --config PATH) < GHOST_* environment < CLI flags.",
-        "# Regenerate with: ghost-agent config --defaults > config/ghost.toml",
+    layers: list[tuple[dict[str, Any], Callable[[str], str]]] = [
+        (file_values, lambda _name: f"config {path}"),
+        (env_values, lambda name: f"env {env_name(name)}"),
+        (cli_values, lambda name: f"flag {_flag_name(name)}"),
     ]
+    for values, label in layers:
+        for name, value in values.items():
+            merged[name] = value
+            sources[name] = label(name)
+    merged["config"] = path
+    if explicit is None and path is not None:
+        sources["config"] = "found in the home"
+    return Settings(**merged).validate(), sources
+
+
+def _flag_name(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def render_config_toml(settings: Settings | None = None, sources: Mapping[str, str] | None = None) -> str:
+    """A ghost.toml documenting every setting with its help, env var, flag and range.
+
+    Without arguments: the defaults, every value commented out (what `config/ghost.toml` holds). With the
+    resolved `settings` and their `sources` (`resolve_settings`): the same layout, where each value that
+    does not come from the defaults is set (uncommented) and says where it came from; secrets are not shown.
+    """
+    defaults = Settings()
+    if settings is None:
+        lines = [
+            "# Ghost Agent configuration. Every setting below shows its default, commented out.",
+            "# Read from $GHOST_HOME/config.toml when it exists (or the file given by --config / GHOST_CONFIG).",
+            "# Precedence: defaults < config file < GHOST_* environment < CLI flags.",
+            "# Regenerate with: ghost-agent config --defaults > config/ghost.toml",
+        ]
+    else:
+        read = f"config file read: {settings.config}" if settings.config else (
+            f"no config file read (none given, no {home_config_path(settings.home)})"
+        )
+        lines = [
+            "# Ghost Agent settings in force. A value set below comes from the config file, the environment or a",
+            "# flag, and names its source; the commented-out values are the defaults, in force where not set.",
+            f"# {read}",
+            "# Precedence: defaults < config file < GHOST_* environment < CLI flags.",
+        ]
     sections: dict[str, list[dataclasses.Field[Any]]] = {}
     for f in dataclasses.fields(Settings):
         if f.name != "config":
@@ -533,7 +876,16 @@ def render_config_toml() -> str:
             if meta["lo"] is not None or meta["hi"] is not None:
                 extra.append("range " + _range_text(meta["lo"], meta["hi"]))
             lines.append("# (" + "; ".join(extra) + ")")
-            lines.append(f"# {f.name} = {_toml_value(getattr(defaults, f.name), f.name)}")
+            source = (sources or {}).get(f.name, "default")
+            if settings is None or source == "default":
+                lines.append(f"# {f.name} = {_toml_value(getattr(defaults, f.name), f.name)}")
+            elif f.name in SECRET_FIELDS:
+                lines.append(f'# {f.name} = "***"  # set by {source}; the value is not shown')
+            elif f.name in URL_FIELDS and redact_url(str(getattr(settings, f.name))) != getattr(settings, f.name):
+                shown = _toml_literal(redact_url(str(getattr(settings, f.name))))
+                lines.append(f"# {f.name} = {shown}  # set by {source}; its credentials are not shown")
+            else:
+                lines.append(f"{f.name} = {_toml_literal(getattr(settings, f.name))}  # from {source}")
     return "\n".join(lines) + "\n"
 
 
@@ -547,3 +899,14 @@ def _toml_value(value: Any, name: str) -> str:
     if name in ("home", "model_cache_dir"):
         return '"' + str(value).replace(str(Path.home()), "~") + '"'
     return '"' + str(value) + '"'
+
+
+def _toml_literal(value: Any) -> str:
+    """A value as TOML that reads back to the same setting (strings escaped; unset -> the empty string)."""
+    if value is None:
+        return '""'
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    return json.dumps(str(value), ensure_ascii=False)

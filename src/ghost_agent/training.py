@@ -136,6 +136,10 @@ class TrainerReport:
     model_id: str | None = None
     seconds: float = 0.0
     error: str | None = None
+    # The swap gate's verdict when the run was gated (`holdout.GateVerdict.to_dict()`), and the id of a
+    # candidate it rejected (kept on the trainer as `rejected`, never as `model`).
+    gate: JSON = field(default_factory=dict)
+    rejected_model_id: str | None = None
 
     @property
     def class_balance(self) -> float | None:
@@ -162,11 +166,16 @@ class TrainerReport:
             "model_id": self.model_id,
             "seconds": round(self.seconds, 4),
             "error": self.error,
+            "gate": self.gate,
+            "rejected_model_id": self.rejected_model_id,
         }
 
     def render(self) -> str:
         """A few human-readable lines."""
-        lines = [f"{self.kind} trainer: " + ("fitted" if self.fit_succeeded else "did not fit")]
+        outcome = "fitted" if self.fit_succeeded else "did not fit"
+        if self.rejected_model_id:
+            outcome = "fitted, but the swap gate rejected the model"
+        lines = [f"{self.kind} trainer: {outcome}"]
         if self.bail_reason:
             lines.append(f"  reason: {self.bail_reason}")
         if self.error:
@@ -188,6 +197,11 @@ class TrainerReport:
                 f"  solver: {self.fit.get('iterations')} iterations, converged={self.fit.get('converged')}, "
                 f"{self.fit.get('seconds', 0.0) * 1000:.1f} ms"
             )
+        if self.gate:
+            verdict = "accepted" if self.gate.get("accepted") else "rejected"
+            lines.append(f"  swap gate: {verdict}: {self.gate.get('reason')}")
+        if self.rejected_model_id:
+            lines.append(f"  rejected model {self.rejected_model_id} (not loaded)")
         if self.checkpoint:
             lines.append(f"  checkpoint: {self.checkpoint} (model {self.model_id})")
         elif self.fit_succeeded:

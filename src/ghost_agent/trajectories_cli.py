@@ -10,15 +10,16 @@ from __future__ import annotations
 import argparse
 import sys
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import date, datetime, timedelta, timezone
+from itertools import groupby
 from typing import IO, Any
 
 import orjson
 
 from ghost_agent.cli_args import home_config_parent, positive_int
 from ghost_agent.distill.collector import TrajectoryCollector
-from ghost_agent.distill.trajectory import Outcome, Source, Trajectory
+from ghost_agent.distill.trajectory import Outcome, Source, Trajectory, parse_ts
 from ghost_agent.home import GhostHome
 from ghost_agent.logview import parse_duration
 from ghost_agent.settings import SettingsError, load_settings
@@ -125,14 +126,41 @@ def cmd_trajectories(
 
 
 def _ls(collector: TrajectoryCollector, args: argparse.Namespace, out: IO[str]) -> int:
-    selection: Iterable[Trajectory] = collector.iter_trajectories(
-        since=args.day, until=args.day, source=args.source, outcome=args.outcome
-    )
+    selection = collector.iter_trajectories(since=args.day, until=args.day, source=args.source, outcome=args.outcome)
+    lines: Iterable[str] = in_time_order(selection)
     if args.limit:
-        selection = deque(selection, maxlen=args.limit)  # memory bounded by the limit
-    for traj in selection:
-        out.write(format_line(traj) + "\n")
+        lines = deque(lines, maxlen=args.limit)  # memory bounded by the limit (and one day's lines)
+    for line in lines:
+        out.write(line + "\n")
     return 0
+
+
+def in_time_order(trajectories: Iterable[Trajectory]) -> Iterator[str]:
+    """`format_line` of each record, oldest first by its timestamp.
+
+    The store yields days in order but, within a day, session file by session file, so one day's lines are
+    gathered (formatted lines only, not records) and sorted by time; equal times keep the store's order.
+    A record whose ts does not parse sorts first in its day.
+    """
+    for _day, group in groupby(trajectories, key=_day_of):
+        keyed = [(_when(traj), n, format_line(traj)) for n, traj in enumerate(group)]
+        keyed.sort(key=lambda item: (item[0], item[1]))
+        for _, _, line in keyed:
+            yield line
+
+
+def _day_of(traj: Trajectory) -> str:
+    try:
+        return traj.day
+    except ValueError:
+        return ""
+
+
+def _when(traj: Trajectory) -> datetime:
+    try:
+        return parse_ts(traj.ts)
+    except ValueError:
+        return datetime.min.replace(tzinfo=timezone.utc)
 
 
 def format_line(traj: Trajectory) -> str:

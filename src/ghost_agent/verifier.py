@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ghost_agent.distill.redact import redact_text
 from ghost_agent.llm.base import BackendError, LLMBackend
 from ghost_agent.logging import get_logger
 from ghost_agent.mcts.parse import iter_json, reply_text
@@ -122,8 +123,8 @@ def render_evidence(evidence: Sequence[Evidence]) -> str:
 
 
 def _short_note(text: str) -> str:
-    """One or two sentences of `text`, whitespace collapsed, at most NOTE_CHARS."""
-    flat = " ".join(text.split()).strip("\"'{}[]:=,- ")  # leftovers of a half-JSON reply around the note
+    """One or two sentences of `text`, whitespace collapsed, at most NOTE_CHARS; redacted before any cut."""
+    flat = " ".join(redact_text(text).split()).strip("\"'{}[]:=,- ")  # leftovers of a half-JSON reply around the note
     flat = " ".join(_SENTENCE_END_RE.split(flat)[:2])
     if len(flat) > NOTE_CHARS:
         flat = flat[: NOTE_CHARS - 1].rstrip() + "…"
@@ -315,9 +316,9 @@ class Verifier:
         except TimeoutError:
             verdict = failed(f"timeout after {self.timeout_s:g}s")
         except BackendError as exc:
-            verdict = failed(f"backend error {exc.status}: {exc.message}"[:NOTE_CHARS])
+            verdict = failed(redact_text(f"backend error {exc.status}: {exc.message}")[:NOTE_CHARS])
         except Exception as exc:  # noqa: BLE001 - a verifier bug must not break the user's turn
-            verdict = failed(f"{type(exc).__name__}: {exc}"[:NOTE_CHARS], text)
+            verdict = failed(redact_text(f"{type(exc).__name__}: {exc}")[:NOTE_CHARS], text)
         ms = round((time.perf_counter() - start) * 1000.0, 1)
         if verdict.error is not None:
             log.warning("verifier_failed", error=verdict.error, ms=ms)

@@ -66,11 +66,14 @@ async def test_a_plain_question_is_one_call_with_the_clients_own_messages_and_pa
     assert "tools" not in sent
 
 
-async def test_lessons_go_in_front_as_their_own_system_message(ctx: ToolContext, registry: ToolRegistry) -> None:
+async def test_system_extra_goes_in_front_and_lesson_notes_into_the_user_message(
+    ctx: ToolContext, registry: ToolRegistry
+) -> None:
     llm = backend("ok")
-    await answer(llm, ctx, registry, "hello", extra_system="Lessons:\n- one")
-    assert llm.requests[0]["messages"] == [{"role": "system", "content": "Lessons:\n- one"},
-                                           {"role": "user", "content": "hello"}]
+    notes = "<ghost-notes>\n1. x\n</ghost-notes>"
+    await answer(llm, ctx, registry, "hello", extra_system="Selfhood: awake", notes=notes)
+    assert llm.requests[0]["messages"] == [{"role": "system", "content": "Selfhood: awake"},
+                                           {"role": "user", "content": notes + "\n\nhello"}]
 
 
 async def test_without_a_sandbox_the_draft_stands(tmp_path: Path, registry: ToolRegistry) -> None:

@@ -297,12 +297,15 @@ async def test_system_prefix_is_byte_identical_across_turns(ctx: ToolContext, re
     loop = ToolLoop(llm, registry, LoopConfig())
     client_a = [{"role": "system", "content": "You are terse."}, *USER]
     client_b = [{"role": "user", "content": "hello"}, {"role": "assistant", "content": "hi"}, *USER]
-    await run(loop, ctx, client_a, extra_system="Lessons:\n- check the file first")
+    notes = "<ghost-notes>\n1. check first\n</ghost-notes>"
+    await run(loop, ctx, client_a, extra_system="Selfhood: awake", notes=notes)
     await run(loop, ctx, client_b)
     prefix = prompting.system_prefix(default_registry())  # a fresh registry with the same tools: same bytes
     sys_a, sys_b = (str(r["messages"][0]["content"]) for r in llm.requests)
     assert sys_a.startswith(prefix) and sys_b == prefix
-    assert sys_a == prefix + "\n\nLessons:\n- check the file first\n\nInstructions from the client:\nYou are terse."
+    assert sys_a == prefix + "\n\nSelfhood: awake\n\nInstructions from the client:\nYou are terse."
+    # lessons are never system text: they lead the last user message, after the whole cacheable prefix
+    assert messages(llm.requests[0])[-1] == {"role": "user", "content": notes + "\n\n" + REQUEST}
     for name in registry.names:
         assert f"- {name}(" in prefix
     assert '{"tool": "<tool name>", "args":' in prefix

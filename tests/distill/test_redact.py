@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import enum
+import random
 import re
 import string
 import time
@@ -23,9 +24,14 @@ from ghost_agent.distill.redact import (
     redact_obj,
     redact_text,
     redact_trajectory,
+    redact_url,
+    request_id,
+    session_key,
 )
 from ghost_agent.distill.trajectory import Outcome, Step, Trajectory
 from ghost_agent.logging import configure_logging, get_logger
+from tests.secret_kinds import KINDS as CATALOGUE
+from tests.secret_kinds import make_secret, needles
 
 # ----------------------------------------------------------------------------- positive cases, per kind
 
@@ -37,6 +43,10 @@ GITHUB = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 GITHUB_PAT = "github_pat_11ABCDEFG0123456789abc_" + "x1Y2z3" * 9 + "q1Y2z"
 AWS_ID = "AKIAIOSFODNN7EXAMPLE"
 AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+PEM_LINE = "MIIEowIBAAKCAQEA0Z3VS5JJcds3xfn/ygWyF8PbnGy0AHB7MhgHcTz6sE2I2yPB"
+PEM_BODY = "\n".join([PEM_LINE, "aNpYxX1b2Y3j4y5Z3+Q1Zy8X9s2pNkNEmYkQ2Y9XkZ1mP7X3e4b1Lb8vW8L2y5Gz", "x9Zk1Q=="])
+JWT_HEADER = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9"
+JWT = JWT_HEADER + ".eyJzdWIiOiIxMjM0NTY3ODkwIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
 
 POSITIVE = [
     # OpenAI, Anthropic, Stripe
@@ -105,6 +115,65 @@ POSITIVE = [
     (f"q=hi%20{GITHUB}", "q=hi%20<REDACTED_API_KEY>"),
     ("to=%2010.0.0.1", "to=%20<REDACTED_IP>"),
     ("log\\n/home/erin/x \\t10.1.2.3", "log\\n/home/<user>/x \\t<REDACTED_IP>"),
+    # private key blocks: whole, JSON-escaped, with headers, PGP, and cut short (no END line)
+    (f"key:\n-----BEGIN RSA PRIVATE KEY-----\n{PEM_BODY}\n-----END RSA PRIVATE KEY-----\nthen run it",
+     "key:\n<REDACTED_PRIVATE_KEY>\nthen run it"),
+    (f'{{"private_key": "-----BEGIN PRIVATE KEY-----\\n{PEM_LINE}\\n-----END PRIVATE KEY-----\\n"}}',
+     '{"private_key": "<REDACTED_PRIVATE_KEY>\\n"}'),
+    (f"-----BEGIN OPENSSH PRIVATE KEY-----\n{PEM_BODY}\n-----END OPENSSH PRIVATE KEY-----",
+     "<REDACTED_PRIVATE_KEY>"),
+    (f"-----BEGIN EC PRIVATE KEY----- {PEM_LINE} -----END EC PRIVATE KEY-----", "<REDACTED_PRIVATE_KEY>"),
+    (f"-----BEGIN ENCRYPTED PRIVATE KEY-----\r\n{PEM_LINE}\r\n-----END ENCRYPTED PRIVATE KEY-----",
+     "<REDACTED_PRIVATE_KEY>"),
+    (f"-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-256-CBC,0A1B2C3D\n\n{PEM_BODY}\n"
+     "-----END RSA PRIVATE KEY-----", "<REDACTED_PRIVATE_KEY>"),
+    (f"-----BEGIN PGP PRIVATE KEY BLOCK-----\nVersion: GnuPG v2\n\n{PEM_BODY}\n=Xy1z\n"
+     "-----END PGP PRIVATE KEY BLOCK-----", "<REDACTED_PRIVATE_KEY>"),
+    (f"preview: -----BEGIN DSA PRIVATE KEY-----\n{PEM_BODY}\n[... truncated 900 chars ...]",
+     "preview: <REDACTED_PRIVATE_KEY>\n[... truncated 900 chars ...]"),
+    # JWTs, bare (the header proves it) or with a JSON payload
+    (f"token {JWT}.", "token <REDACTED_TOKEN>."),
+    (f"cookie value {JWT_HEADER}.e30.", "cookie value <REDACTED_TOKEN>."),
+    ("x eyJzdWIiOiIxMjM0NTY3ODkwIn0.eyJuYW1lIjoiSm9obiJ9.c2ln y", "x <REDACTED_TOKEN> y"),
+    # vendor tokens (distill/redact_vendors.py)
+    ("GOOGLE_KEY AIzaSyDaGmWKa4JsXZ-HjGw7ISLn_3namBGewQe", "GOOGLE_KEY <REDACTED_API_KEY>"),
+    ("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", "<REDACTED_API_KEY>"),
+    ("ya29.a0AfH6SMBx3d5Y7k9Q1w2E3r4T5y6U7i8O9p0", "<REDACTED_TOKEN>"),
+    ("HF hf_AbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGh", "HF <REDACTED_API_KEY>"),
+    ("api_org_AbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGh", "<REDACTED_API_KEY>"),
+    ("//registry.npmjs.org/:_authToken npm_1a2B3c4D5e6F7g8H9i0J1k2L3m4N5o6P7q8R",
+     "//registry.npmjs.org/:_authToken <REDACTED_API_KEY>"),
+    ("glpat-xY7zK9mN2pQ4rS6tU8vW gldt-Ab1Cd2Ef3Gh4Ij5Kl6Mn", "<REDACTED_API_KEY> <REDACTED_API_KEY>"),
+    ("glc_eyJvIjoiMTIzNDU2IiwibiI6InN0YWNrLTEyMzQ1Ni1obS1yZWFkIiwiayI6IjEyMyJ9", "<REDACTED_API_KEY>"),
+    ("GR1348941aB3dE6gH9jK2mN5pQ8sT", "<REDACTED_API_KEY>"),
+    ("pypi-AgEIcHlwaS5vcmc" + "Ab1_Cd2-Ef3" * 6, "<REDACTED_API_KEY>"),
+    ("dop_v1_" + "0a1b2c3d" * 8, "<REDACTED_API_KEY>"),
+    ("shpat_0123456789abcdef0123456789ABCDEF", "<REDACTED_API_KEY>"),
+    ("VAULT_TOKEN hvs.CAESIJ1a2B3c4D5e6F7g8H9i0J1k", "VAULT_TOKEN <REDACTED_TOKEN>"),
+    ("AGE-SECRET-KEY-1" + "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L" + "QPZRY9X8GF2TVDW0S3JN54KHCE6M", "<REDACTED_API_KEY>"),
+    ("dapi0123456789abcdef0123456789abcdef", "<REDACTED_API_KEY>"),
+    ("SG.aB3dE6gH9jK2mN5pQ8sT1v.aB3dE6gH9jK2mN5pQ8sT1vwXyZ0123456789-_aBcDe", "<REDACTED_API_KEY>"),
+    ("twilio SK0123456789abcdef0123456789abcdef", "twilio <REDACTED_API_KEY>"),
+    ("rk_live_4eC39HqLyjWDarjtT1zdp7dc whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+     "<REDACTED_API_KEY> <REDACTED_API_KEY>"),
+    ("lin_api_" + "a1B2c3D4e5" * 4, "<REDACTED_API_KEY>"),
+    ("PMAK-0123456789abcdef01234567-0123456789abcdef0123456789abcdef01", "<REDACTED_API_KEY>"),
+    ("NRAK-ABCDEFGHIJ0123456789ABCDEFG", "<REDACTED_API_KEY>"),
+    ("dp.pt." + "a1B2c3D4e5" * 4 + "xyz", "<REDACTED_API_KEY>"),
+    ("sq0atp-1a2B3c4D5e6F7g8H9i0J1k2L", "<REDACTED_API_KEY>"),
+    ("ATATT3" + "xFfGF0T4bZ-_" * 15, "<REDACTED_API_KEY>"),
+    ("fo1_" + "Ab1_Cd2-Ef3" * 3 + "Gh4Ij5Kl6Mn", "<REDACTED_API_KEY>"),
+    # shapes anchored inside: Telegram bot tokens, Azure AD client secrets
+    ("bot 123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawq ok", "bot <REDACTED_API_KEY> ok"),
+    ("secret abc8Q~aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456", "secret <REDACTED_SECRET>"),
+    # Azure connection strings and SAS URLs, ADO-style Pwd=, token userinfo (Sentry DSNs, git remotes)
+    ("AccountName=acct;AccountKey=AbCdEf0123456789+/AbCdEf==;EndpointSuffix=core.windows.net",
+     "AccountName=acct;AccountKey=<REDACTED_SECRET>;EndpointSuffix=core.windows.net"),
+    ("https://a.blob.core.windows.net/c?sv=2022-11-02&sig=AbCdEfGhIjKlMnOp%2BqRsTuVwXyZ%3D",
+     "https://a.blob.core.windows.net/c?sv=2022-11-02&sig=<REDACTED_SECRET>"),
+    ("Server=db;Uid=app;Pwd=s3cret!;", "Server=db;Uid=app;Pwd=<REDACTED_SECRET>;"),
+    ("https://0123456789abcdef0123456789abcdef@o1.ingest.sentry.io/42",
+     "https://<REDACTED_CREDENTIALS>@o1.ingest.sentry.io/42"),
 ]
 
 
@@ -145,6 +214,24 @@ NEGATIVE = [
     "git sha 5d41402abc4b2a76b9719d911017c592e2a3b4c5",
     "short",
     "",
+    # ordinary identifiers, hashes and encodings that share a shape with a secret (precision)
+    "commit 5d41402abc4b2a76b9719d911017c592e2a3b4c5, sha256 "
+    "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08, md5 d41d8cd98f00b204e9800998ecf8427e",
+    "uuid 123e4567-e89b-12d3-a456-426614174000 and request 9b2c6f0e-7a41-4d5e-8f3b-1c2d3e4f5a6b",
+    "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5E"
+    "rkJggg==",
+    "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUY2VydGlmaWNhdGU=\n-----END CERTIFICATE-----",
+    "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE\n-----END PUBLIC KEY-----",
+    "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQC7vbqajDhA me@laptop",
+    'if line.startswith("-----BEGIN RSA PRIVATE KEY-----"):\n    kind = "rsa"',
+    "-----BEGIN PRIVATE KEY-----\n<paste your key here>\n-----END PRIVATE KEY-----",
+    "from huggingface_hub import hf_hub_download; hf_hub_download_with_progress_bar_and_cache()",
+    "npm_config_cache and npm_package_version; glpat-token-placeholder",
+    "eyJ is how base64 JSON starts; header = base64.urlsafe_b64encode(b'{\"alg\":\"HS256\"}')",
+    "SKU-12345, ASK0123456789abcdef0123456789abcdef, TASK_0123456789abcdef0123456789abcdef",
+    "export PWD=/srv/app; cd $PWD; meet at 12:AAA; sig=abc; Q~ is a tilde; os.getcwd() # pwd = here",
+    "postgres://localhost:5432/app and https://readonly_service_account@intranet/x and ssh://git@github.com/a/b",
+    "def sign(payload: dict, key: bytes) -> str:\n    return jwt.encode(payload, key, algorithm='HS256')",
 ]
 
 
@@ -160,6 +247,7 @@ def test_unchanged_text_is_the_same_object() -> None:
 
 def test_placeholders_match_no_rule() -> None:
     placeholders = ["<REDACTED_API_KEY>", "<REDACTED_AWS_KEY>", "<REDACTED_SECRET>", "Bearer <REDACTED_TOKEN>",
+                    "<REDACTED_PRIVATE_KEY>", "<REDACTED_TOKEN>", "https://<REDACTED_CREDENTIALS>@h",
                     "<REDACTED_WEBHOOK>", "x://<REDACTED_CREDENTIALS>@h", "<REDACTED_ONION>", "<REDACTED_EMAIL>",
                     "<REDACTED_IP>", "/home/<user>/", "/Users/<user>/", "<REDACTED_TOO_DEEP>"]
     joined = " ".join(placeholders) + "".join(placeholders) + "=".join(placeholders)
@@ -293,6 +381,14 @@ ADVERSARIAL = {
     "url credentials": "://a:" * 200_000,
     "tabs and bearer": "bearer" + "\t" * 1_000_000,
     "escapes": "\\n" * 500_000,
+    "key block markers without bodies": '-----BEGIN RSA PRIVATE KEY-----"' * 30_000,
+    "a key block body without an end": "-----BEGIN PRIVATE KEY-----\n" + "QUJD\n" * 200_000,
+    "key block dashes": "-----BEGIN PRIVATE KEY-----" + "-" * 1_000_000,
+    "jwt headers": "eyJhbGciOiJIUzI1NiJ9." * 50_000,
+    "jwt-like dots": "eyJ" + "a." * 500_000,
+    "telegram anchors": ":AA" * 333_333,
+    "azure anchors": "abc1Q~" * 160_000,
+    "vendor prefixes": "AIza hf_ npm_ glpat- SG. SK dapi hvs. " * 25_000,
 }
 
 
@@ -471,7 +567,15 @@ def ipv4s(draw: st.DrawFn) -> tuple[str, list[str]]:
     return ip, [ip]
 
 
+@st.composite
+def catalogue_secrets(draw: st.DrawFn) -> tuple[str, list[str]]:
+    """Any kind of `tests/secret_kinds.py` (PEM blocks, JWTs, vendor tokens, ...), generated from a drawn seed."""
+    secret = make_secret(draw(st.sampled_from(sorted(CATALOGUE))), random.Random(draw(st.integers(0, 2**32))))
+    return secret.text, list(secret.parts)
+
+
 SECRET_KINDS = {
+    "catalogue": catalogue_secrets(),
     "openai": openai_keys(), "anthropic": anthropic_keys(), "stripe": stripe_keys(), "slack": slack_tokens(),
     "slack_webhook": slack_webhooks(), "github": github_tokens(), "aws": aws_credentials(),
     "assignment": assignments(), "bearer": bearer_tokens(), "url_credentials": url_credentials(),
@@ -579,6 +683,85 @@ def test_log_exception_text_is_redacted(log_file: Path) -> None:
     assert OPENAI not in data and "<REDACTED_API_KEY>" in data
 
 
-def test_redact_event_leaves_other_fields_alone() -> None:
-    event = {"event": "request", "path": "/v1/x", "model": "sk-not-user-content-but-a-model-name", "error": None}
+def test_redact_event_leaves_clean_fields_alone() -> None:
+    event = {"event": "request", "path": "/v1/x", "model": "sk-not-user-content-but-a-model-name", "error": None,
+             "status": 200, "ids": ["5d41402abc4b2a76b9719d911017c592"]}
     assert redact_event(None, "info", dict(event)) == event
+
+
+def test_redact_event_redacts_every_field_not_only_user_content() -> None:
+    # Request ids, settings and object reprs reached the log raw: every field is redacted now.
+    event = {"event": "startup", "request_id": OPENAI, "settings": {"upstream_url": "http://u:pw@h/v1"},
+             "workspace": Path("/home/alice/ws"), "failure": ValueError(f"bad {GITHUB}"), "n": 3}
+    out = redact_event(None, "info", event)
+    assert out["request_id"] == "<REDACTED_API_KEY>"
+    assert out["settings"] == {"upstream_url": "http://<REDACTED_CREDENTIALS>@h/v1"}
+    assert (out["workspace"], out["failure"], out["n"]) == ("/home/<user>/ws", "bad <REDACTED_API_KEY>", 3)
+
+
+def test_every_log_field_is_redacted_before_the_file(log_file: Path) -> None:
+    pem = f"-----BEGIN EC PRIVATE KEY-----\n{PEM_BODY}\n-----END EC PRIVATE KEY-----"
+    get_logger("test").info("lessons_shown", request_id=f"rid {AWS_ID}", session=f"{JWT}", note=pem)
+    data = log_file.read_text()
+    for secret in (AWS_ID, JWT, PEM_LINE):
+        assert secret not in data
+
+
+# ----------------------------------------------------------------------------- the catalogue, kind by kind
+
+
+@pytest.mark.parametrize("kind", sorted(CATALOGUE))
+def test_every_catalogued_kind_is_redacted_in_any_surrounding(kind: str) -> None:
+    rng = random.Random(kind)
+    for _ in range(25):
+        secret = make_secret(kind, rng)
+        for context in ("{}", "before {} after", 'x = "{}"', "'{}'", "({})", "see:\n{}\n.", "{}.", "\\n{}\\n",
+                        "%20{}%20", '{{"v": "{}"}}'):
+            text = context.format(secret.text)
+            out = redact_text(text)
+            assert not [n for n in needles(secret.parts) if n in out], (kind, out)
+            assert redact_text(out) == out
+        assert not [n for n in needles(secret.parts) if n in redact_text(secret.one_line())]
+
+
+# ----------------------------------------------------------------------------- URLs and client-chosen ids
+
+
+@pytest.mark.parametrize(("url", "shown"), [
+    ("http://user:pw@10.0.0.5:8080/v1", "http://<REDACTED_CREDENTIALS>@10.0.0.5:8080/v1"),
+    ("https://tok@upstream.example/v1", "https://<REDACTED_CREDENTIALS>@upstream.example/v1"),
+    ("http://a:b@c@host/v1", "http://<REDACTED_CREDENTIALS>@host/v1"),  # the last @ ends the userinfo
+    ("http://127.0.0.1:8080/v1?api_key=abc123", "http://127.0.0.1:8080/v1?api_key=<REDACTED_SECRET>"),
+    ("http://127.0.0.1:8080", "http://127.0.0.1:8080"),
+    ("upstream http://u:p@h/v1 unreachable", "upstream http://<REDACTED_CREDENTIALS>@h/v1 unreachable"),
+    ("not a url", "not a url"),
+])
+def test_redact_url_hides_userinfo_and_keeps_the_host(url: str, shown: str) -> None:
+    assert redact_url(url) == shown
+    assert redact_url(shown) == shown
+
+
+def test_a_session_id_holding_a_secret_becomes_a_stable_pseudonym() -> None:
+    assert session_key("default") == "default" and session_key("alice-laptop.2") == "alice-laptop.2"
+    assert session_key("x" * 300) == "x" * 128  # clean ids are only bounded
+    key = session_key(GITHUB)
+    assert re.fullmatch(r"REDACTED_API_KEY-[0-9a-f]{16}", key)
+    assert session_key(GITHUB) == key and session_key(GITHUB[:-1] + "Z") != key  # stable, and distinct
+    assert re.fullmatch(r"REDACTED_EMAIL-[0-9a-f]{16}", session_key("team alice@example.com"))
+    # redacted first, then cut: a secret past the cut still makes the id a pseudonym
+    long = "a" * 120 + " " + OPENAI
+    assert session_key(long).startswith("REDACTED_API_KEY-")
+    for value in (GITHUB, "password=hunter2hunter2", f"-----BEGIN PRIVATE KEY-----\n{PEM_BODY}\n"):
+        assert redact_text(session_key(value)) == session_key(value)
+        assert not any(n in session_key(value) for n in ("ghp_", "hunter2", PEM_LINE))
+
+
+def test_a_request_id_is_redacted_then_made_safe_then_cut() -> None:
+    assert request_id("") == ""
+    assert request_id("req-1234_abc") == "req-1234_abc"
+    assert request_id('a b"c\n<d>') == "a_b_c_d_"
+    assert request_id("r" * 500) == "r" * 64
+    rid = request_id(JWT)
+    assert re.fullmatch(r"REDACTED_TOKEN-[0-9a-f]{16}", rid) and JWT_HEADER not in rid
+    # redacted first, then cut: cut first, the id would keep 60 x and the JWT's first three characters
+    assert request_id("x" * 60 + " " + JWT).startswith("REDACTED_TOKEN-")

@@ -171,3 +171,23 @@ def test_add_subparser_follows_the_cli_convention(home: Path, trajs: list[Trajec
     args = parser.parse_args(["trajectories", "show", trajs[1].id, "--home", str(home)])
     assert args.func(args, args.parser) == 0  # cli.main's call shape; prints to stdout
     assert orjson.loads(capsys.readouterr().out)["id"] == trajs[1].id
+
+
+def test_ls_is_in_time_order_across_the_sessions_of_a_day(home: Path) -> None:
+    """Help says oldest first: records of one day sit in per-session files, which must not decide the order."""
+    items = [
+        make_traj("2026-05-01T08:00:00+00:00", session="zeta", request="z first"),
+        make_traj("2026-05-01T09:00:00+00:00", session="alpha", request="a second"),
+        make_traj("2026-05-01T10:30:00+02:00", session="zeta", request="08:30 UTC: between the first two"),
+        make_traj("2026-05-01T11:00:00+00:00", session="mid", request="m fourth"),
+        make_traj("2026-05-02T07:00:00+00:00", session="alpha", request="a fifth, next day"),
+    ]
+    with TrajectoryCollector(GhostHome(home).trajectories) as c:
+        for t in items:
+            c.append(t)
+    code, out, _ = run(["ls"], home)
+    assert code == 0
+    order = [line.split()[1] for line in out.splitlines()]
+    assert order == [items[0].id, items[2].id, items[1].id, items[3].id, items[4].id]
+    code, out, _ = run(["ls", "--limit", "3"], home)
+    assert [line.split()[1] for line in out.splitlines()] == [items[1].id, items[3].id, items[4].id]

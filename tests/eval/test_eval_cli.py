@@ -19,6 +19,7 @@ from ghost_agent.eval.task import TaskOutcome
 from ghost_agent.llm.fake_server import free_port
 from ghost_agent.llm.scripted import ScriptedBackend, ScriptedReply
 from tests.conftest import daemon_on_port, make_settings
+from tests.sandbox.conftest import hide_bwrap
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -107,6 +108,16 @@ def test_humaneval_with_a_limit_through_the_stub(tmp_path: Path) -> None:
     assert [o.task_id for o in frozen.outcomes] == ["HumanEval/0", "HumanEval/1", "HumanEval/2"]
     assert not any(o.passed for o in frozen.outcomes)
     assert "suite humaneval: 0/3 passed" in out
+
+
+def test_code_tasks_without_bubblewrap_stop_with_the_fix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Graded code never runs unisolated either: without bubblewrap the run is refused up front (exit 2)."""
+    hide_bwrap(monkeypatch, tmp_path)
+    code, out, err = cli("freeze", "--suite", "humaneval", "--limit", "1", "--output", str(tmp_path / "he.json"),
+                         "--home", str(tmp_path / "home"), "--no-progress")
+    assert code == 2 and out == "" and not (tmp_path / "he.json").exists()
+    assert "no sandbox can run the code tasks" in err and "bubblewrap cannot run here" in err
+    assert "make sandbox" in err and "--sandbox unisolated" in err
 
 
 @pytest.mark.parametrize("suite", ["wordproblems", "everyday", "workspace_data"])

@@ -18,7 +18,8 @@ from ghost_agent.eval.humaneval_exec import (
 )
 from ghost_agent.eval.suites import load_suite
 from ghost_agent.eval.suites.humaneval import INSTRUCTION, PROBLEM_COUNT, load_problems, task_for
-from ghost_agent.sandbox import ExecLimits, ExecResult, Isolation, SandboxBackend
+from ghost_agent.sandbox import ExecLimits, ExecResult, Isolation, SandboxBackend, SandboxRefused
+from tests.sandbox.conftest import hide_bwrap
 
 PROBLEMS = {p["task_id"]: p for p in load_problems()}
 P0 = PROBLEMS["HumanEval/0"]  # has_close_elements; its prompt imports List
@@ -199,3 +200,14 @@ async def test_programs_run_in_the_sandbox_they_are_given(sandbox: SandboxBacken
 def test_the_default_sandbox_is_the_detected_one(sandbox: SandboxBackend) -> None:
     result = run_humaneval(program_for("HumanEval/53", "    return x + y\n"))
     assert result.ok and result.backend == sandbox.name
+
+
+def test_without_bubblewrap_grading_stops_with_the_fix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """HumanEval programs are model-written code too: without bubblewrap they never run unisolated by default."""
+    hide_bwrap(monkeypatch, tmp_path)
+    monkeypatch.setenv("GHOST_HOME", str(tmp_path / "home"))  # the default detection, on a home never probed
+    marker = tmp_path / "graded-unisolated"
+    with pytest.raises(SandboxRefused) as info:
+        run_humaneval(f"open({str(marker)!r}, 'w').write('x')")
+    assert "bubblewrap cannot run here" in str(info.value) and "make sandbox" in str(info.value)
+    assert not marker.exists()

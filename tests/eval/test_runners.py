@@ -192,16 +192,16 @@ async def test_proxy_environment_variables_are_ignored(tmp_path: Path, monkeypat
 
 def health_transport(statuses: list[str]) -> tuple[httpx.MockTransport, list[str]]:
     """A daemon stand-in (httpx's MockTransport, nothing leaves the process): /health answers the given statuses
-    in turn (the last one repeats), /v1/models answers 200."""
+    in turn (the last one repeats), /v1/ghost/health the detail."""
     seen: list[str] = []
 
     def handle(request: httpx.Request) -> httpx.Response:
         seen.append(request.url.path)
+        status = statuses[min(sum(p == "/health" for p in seen) - 1, len(statuses) - 1)]
         if request.url.path == "/health":
-            status = statuses[min(sum(p == "/health" for p in seen) - 1, len(statuses) - 1)]
-            return httpx.Response(200, json={"status": status, "version": "0.1.0", "model": "m",
-                                             "backend": {"kind": "embedded"}, "learned": {}})
-        return httpx.Response(200, json={"object": "list", "data": []})
+            return httpx.Response(200, json={"status": status, "version": "0.1.0", "degraded": []})
+        return httpx.Response(200, json={"status": status, "version": "0.1.0", "degraded": [], "model": "m",
+                                         "backend": {"kind": "embedded"}, "learned": {}})
 
     return httpx.MockTransport(handle), seen
 
@@ -213,7 +213,7 @@ async def test_describe_waits_while_the_daemon_is_starting() -> None:
         described = await runner.describe()
     finally:
         await runner.aclose()
-    assert seen == ["/health", "/health", "/health", "/v1/models"]
+    assert seen == ["/health", "/health", "/health", "/v1/ghost/health"]
     assert described["daemon_status"] == "ok" and described["backend"] == "embedded"
 
     transport, seen = health_transport(["starting"])
@@ -223,7 +223,7 @@ async def test_describe_waits_while_the_daemon_is_starting() -> None:
             await runner.describe()
     finally:
         await runner.aclose()
-    assert "/v1/models" not in seen
+    assert "/v1/ghost/health" not in seen
 
 
 # --- task files in the session workspace ----------------------------------------------------------------------

@@ -64,7 +64,7 @@ def test_schema_on_disk(memory: SkillMemory, db: Path) -> None:
     names = {row[0] for row in raw(db, "SELECT name FROM sqlite_master")}
     assert {"lessons", "lessons_fts", "lesson_sources"} <= names
     assert raw(db, "PRAGMA journal_mode")[0][0] == "wal"
-    assert raw(db, "PRAGMA user_version")[0][0] == 1
+    assert raw(db, "PRAGMA user_version")[0][0] == 2
 
 
 def test_learn_roundtrip_and_record(memory: SkillMemory) -> None:
@@ -244,10 +244,15 @@ def test_retraction_removes_exactly_that_trajectory(memory: SkillMemory, db: Pat
     memory.learn_lesson("list python files in a project", "", "use glob", source_trajectory_id="bad")
     keep = memory.learn_lesson(*CSV, source_trajectory_id="good").lesson
     legacy = memory.learn_lesson(*HTTP).lesson
-    assert memory.retract_lessons_from_trajectory("bad") == 2
+    assert memory.retract_lessons_from_trajectory("bad", reason="verifier") == 2
     assert memory.all() == [keep, legacy]
-    assert memory.get(poisoned.id) is None
+    # retracted, not deleted: kept for the record with why, never shown again
+    retracted = memory.get(poisoned.id)
+    assert retracted is not None and retracted.status == "retracted" and retracted.retract_reason == "verifier"
+    assert retracted.retracted_at is not None and not retracted.pinned
+    assert len(memory.all(include_retracted=True)) == 4 and memory.count(include_retracted=True) == 4
     assert memory.search("lines of code in my project") == []
+    assert memory.search("lines of code in my project", session=None) == []
     assert ids(memory.search("pandas csv file")) == [keep.id]
     # the full-text index lost the rows too, not just the table
     assert raw(db, "SELECT COUNT(*) FROM lessons_fts")[0][0] == 2

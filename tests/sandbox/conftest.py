@@ -68,6 +68,19 @@ def fallback() -> SandboxBackend:
     return _usable(RestrictedSubprocessSandbox())
 
 
+def hide_bwrap(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Make bubblewrap missing for the rest of the test, as on a machine without it: PATH becomes a directory
+    holding only `setpriv` (what the restricted subprocess uses). Detections are cached per GHOST_HOME, so a test
+    on its own tmp home never sees one made with bwrap."""
+    bin_dir = tmp_path / "bin-without-bwrap"
+    bin_dir.mkdir()
+    setpriv = shutil.which("setpriv")
+    if setpriv is not None:
+        (bin_dir / "setpriv").symlink_to(setpriv)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    assert shutil.which("bwrap") is None
+
+
 def need_cgroups(controller: str) -> None:
     """Skip unless per-execution cgroups of this controller can be created here."""
     support = CgroupSupport.probe()

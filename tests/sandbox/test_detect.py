@@ -1,5 +1,6 @@
 """Detection: the probe runs through each layer for real; bwrap is chosen here and every isolation check holds;
-a bwrap that does not isolate, fails, or is missing is refused with the reason; the choice is cached."""
+a bwrap that does not isolate, fails, or is missing is refused with the reason; without a working bwrap no code
+runs unless unisolated code was opted into; the choice is cached."""
 
 from __future__ import annotations
 
@@ -15,11 +16,12 @@ import pytest
 import structlog
 from structlog.testing import capture_logs
 
-from ghost_agent.sandbox import SandboxError, detect, get_detection, get_sandbox, probe, reset_cache
+from ghost_agent.sandbox import SandboxError, SandboxRefused, detect, get_detection, get_sandbox, probe, reset_cache
 from ghost_agent.sandbox.bwrap import BwrapSandbox, has_cap_sys_admin
 from ghost_agent.sandbox.detect import doctor_check, project_dir
 from ghost_agent.sandbox.subprocess_backend import RestrictedSubprocessSandbox
 from tests.conftest import make_settings
+from tests.sandbox.conftest import hide_bwrap
 
 CHECKS = {"loopback_blocked", "home_hidden", "project_hidden", "unprivileged"}
 
@@ -125,22 +127,48 @@ def test_bwrap_mode_without_bwrap_fails_with_the_fix(tmp_path: Path) -> None:
     assert "not found" in message and "make sandbox" in message and "ghost-agent sandbox setup" in message
 
 
-def test_auto_without_bwrap_falls_back_and_says_why(tmp_path: Path) -> None:
+def test_auto_without_bwrap_refuses_to_run_code_unisolated(tmp_path: Path) -> None:
+    """Issue 12 item 4: the default never falls back to running model-written code without isolation."""
+    structlog.reset_defaults()
+    with capture_logs() as logs, pytest.raises(SandboxRefused) as info:
+        detect("auto", home=tmp_path / "home", bwrap_path=str(tmp_path / "no-such-bwrap"))
+    message = str(info.value)
+    assert "bwrap not found" in message and "code tools are disabled" in message
+    assert "make sandbox" in message and "ghost-agent sandbox setup" in message and "restart" in message
+    assert "--sandbox unisolated" in message  # the explicit opt-in is named
+    assert "bwrap not found" in info.value.reason and "make sandbox" in info.value.fix
+    assert not [e for e in logs if e["event"] in ("sandbox_detected", "sandbox_unisolated")]
+
+
+def test_unisolated_is_the_explicit_opt_in_to_the_fallback(tmp_path: Path) -> None:
     structlog.reset_defaults()
     with capture_logs() as logs:
-        det = detect("auto", home=tmp_path / "home", bwrap_path=str(tmp_path / "no-such-bwrap"))
+        det = detect("unisolated", home=tmp_path / "home", bwrap_path=str(tmp_path / "no-such-bwrap"))
     assert det.candidate == "subprocess" and not det.isolation.isolated
     assert "bwrap not found" in det.isolation.reason and "apt-get install bubblewrap" in det.isolation.reason
+    assert "opted into" in det.reason_for_choice
     assert [n for n, _ in det.probes] == ["bwrap", "subprocess"]
     warning = next(e for e in logs if e["event"] == "sandbox_unisolated")
-    assert "bwrap not found" in warning["reason"]
+    assert warning["log_level"] == "warning" and warning["mode"] == "unisolated"
+    assert "bwrap not found" in warning["reason"] and "--sandbox unisolated" in warning["detail"]
+    shown = det.to_dict()
+    assert shown["degraded"] is True and shown["warnings"][0].startswith("UNISOLATED")
+
+
+@needs_bwrap
+def test_unisolated_still_prefers_bubblewrap(visible_home: Path) -> None:
+    det = detect("unisolated", home=visible_home)
+    assert det.candidate.startswith("bwrap") and det.isolation.isolated
+    assert det.to_dict()["degraded"] is False and det.warnings() == []
 
 
 def test_a_bwrap_that_does_not_isolate_is_refused(tmp_path: Path, visible_home: Path) -> None:
     fake = fake_bwrap(tmp_path, NO_ISOLATION)
     with pytest.raises(SandboxError, match="does not isolate: loopback_blocked"):
         detect("bwrap", home=visible_home, bwrap_path=fake)
-    det = detect("auto", home=visible_home, bwrap_path=fake)
+    with pytest.raises(SandboxRefused, match="does not isolate: loopback_blocked"):
+        detect("auto", home=visible_home, bwrap_path=fake)
+    det = detect("unisolated", home=visible_home, bwrap_path=fake)
     assert det.candidate == "subprocess"
     refused = [r for n, r in det.probes if n.startswith("bwrap") and r.checks]
     assert refused and all(not r.ok and r.checks["loopback_blocked"] is False for r in refused)
@@ -186,4 +214,13 @@ def test_to_dict_is_what_health_and_doctor_show(tmp_path: Path) -> None:
     assert status == "OK" and "bwrap" in detail and fix == ""
     assert not structlog.is_configured()  # left as found; its log events did not go to stdout
     status, detail, fix = doctor_check(make_settings(tmp_path, sandbox="subprocess"))
-    assert status == "WARN" and "UNISOLATED" in detail and "make sandbox" in fix
+    assert status == "WARN" and "UNISOLATED (opted in with --sandbox subprocess)" in detail and "make sandbox" in fix
+
+
+def test_doctor_fails_without_bubblewrap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    hide_bwrap(monkeypatch, tmp_path)
+    status, detail, fix = doctor_check(make_settings(tmp_path))
+    assert status == "FAIL" and "bubblewrap cannot run here" in detail and "code tools are disabled" in detail
+    assert "make sandbox" in fix and "ghost-agent sandbox setup" in fix and "--sandbox unisolated" in fix
+    status, detail, _ = doctor_check(make_settings(tmp_path, sandbox="unisolated"))
+    assert status == "WARN" and "UNISOLATED (opted in with --sandbox unisolated)" in detail

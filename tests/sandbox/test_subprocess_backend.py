@@ -1,8 +1,10 @@
 """The restricted-subprocess fallback: what it enforces (tree kill, output cap, rlimits, nobody, cleared env, temp
-cwd) and that it reports itself as unisolated. No network tests here: it does not isolate the network."""
+cwd), that it reports itself as unisolated, and that it reports packages uid 65534 cannot reach (a checkout under a
+private 0700 directory) instead of hiding it. No network tests here: it does not isolate the network."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import threading
@@ -12,8 +14,12 @@ from pathlib import Path
 import pytest
 
 from ghost_agent.sandbox.base import TRUNCATION_MARKER, ExecLimits, ExecResult, SandboxBackend
+from ghost_agent.sandbox.detect import Detection, detection_verdict
 from ghost_agent.sandbox.process import rlimits_for, run_process
+from ghost_agent.sandbox.runtime import PythonRuntime
 from ghost_agent.sandbox.subprocess_backend import RestrictedSubprocessSandbox
+from ghost_agent.tools.base import ToolContext
+from ghost_agent.tools.registry import default_registry
 from tests.sandbox.conftest import (
     QUICK,
     assert_all_gone,
@@ -68,10 +74,65 @@ def test_the_workspace_is_the_cwd_and_keeps_what_was_written(fallback: SandboxBa
     assert (ws / "given.txt").read_text() == "host\ninside\n" and (ws / "new.txt").read_text() == "new\n"
 
 
-def test_numpy_and_pandas_are_importable(fallback: SandboxBackend) -> None:
+def test_numpy_and_pandas_are_importable_or_reported_unreachable(fallback: SandboxBackend) -> None:
+    """Wherever the checkout lives: the daemon's packages import, or (a checkout under a private 0700 directory,
+    daemon root, code run as uid 65534) the fallback says they are out of reach, everywhere it reports."""
+    assert isinstance(fallback, RestrictedSubprocessSandbox)
     code = "import numpy, pandas, sqlite3; print(int(pandas.Series(numpy.arange(4)).sum()))"
     result = fallback.run_sync("python", code, limits=QUICK)
-    assert result.stdout == "6\n", result
+    packages = fallback.isolation.details["packages"]
+    if not fallback.unreachable_sites:
+        assert result.stdout == "6\n", result
+        assert packages == {"reachable": True, "unreachable": []} and fallback.isolation.warnings == ()
+        return
+    assert ROOT, "only a root daemon drops to a uid that can lack access"
+    assert result.exit_code != 0 and "No module named 'numpy'" in result.stderr, result
+    assert "cannot read the daemon's Python packages" in result.stderr and result.notes
+    assert packages["reachable"] is False and packages["unreachable"]
+    assert "NOT reachable by uid 65534" in fallback.isolation.warnings[0]
+
+
+@pytest.fixture
+def private_site(tmp_path: Path) -> Path:
+    """A site-packages dir holding one module, under a 0700 directory (as a venv in a checkout in a private home)."""
+    private = tmp_path / "private-home"
+    site = private / "checkout" / ".venv" / "lib" / "site-packages"
+    site.mkdir(parents=True)
+    (site / "ghost_private_pkg.py").write_text("VALUE = 6\n")
+    private.chmod(0o700)
+    return site
+
+
+@pytest.mark.skipif(not ROOT, reason="a non-root daemon runs code as itself: its own venv is always reachable")
+async def test_packages_out_of_reach_are_reported_not_hidden(private_site: Path) -> None:
+    base = PythonRuntime.discover(hidden=[])
+    runtime = dataclasses.replace(base, site_dirs=(*base.site_dirs, str(private_site)))
+    backend = RestrictedSubprocessSandbox(runtime=runtime)
+
+    # what the operator sees: /health detail and `sandbox info` (isolation), doctor (WARN with the fix)
+    packages = backend.isolation.details["packages"]
+    assert packages["reachable"] is False
+    [blocked] = [u for u in packages["unreachable"] if u["path"] == str(private_site)]
+    blocker = blocked["blocked_at"].split(" (")[0]
+    assert str(private_site).startswith(blocker + "/") and "mode 07" in blocked["blocked_at"]
+    warning = backend.isolation.warnings[0]
+    assert "NOT reachable by uid 65534" in warning and "make sandbox" in warning
+    det = Detection("subprocess", "subprocess", backend, backend.isolation, [], "test")
+    assert warning in det.to_dict()["warnings"] and det.to_dict()["degraded"] is True
+    status, detail, fix = detection_verdict(det)
+    assert status == "WARN" and warning in detail and "make sandbox" in fix
+
+    # what the model sees: the failed import, and why, in the tool result
+    result = backend.run_sync("python", "import ghost_private_pkg", limits=QUICK)
+    assert result.exit_code == 1 and "No module named 'ghost_private_pkg'" in result.stderr
+    assert result.stderr.rstrip().endswith("(make sandbox / ghost-agent sandbox setup).") and result.notes
+    tool = await default_registry().call(
+        "python", {"code": "import ghost_private_pkg"}, ToolContext(workspace=private_site.parent / "ws",
+                                                                     sandbox=backend, limits=QUICK))
+    assert not tool.ok and "cannot read the daemon's Python packages" in tool.to_message()
+    # code that needs no package is not cluttered with the note
+    plain = backend.run_sync("python", "import json; print(json.dumps(6))", limits=QUICK)
+    assert plain.ok and plain.stdout == "6\n" and plain.stderr == "" and plain.notes == []
 
 
 @pytest.mark.parametrize("language", ["python", "bash"])

@@ -64,6 +64,19 @@ def test_names_are_stable_and_distinct() -> None:
     assert [workspace_name(i) for i in ids] == names
 
 
+@pytest.mark.parametrize("secret", [
+    "ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",  # short and safe-charactered: it used to be the name itself
+    "sk-proj-Ab1_Cd2-Ef3Ab1_Cd2-Ef3Ab1_Cd2-Ef3Ab1_Cd2-Ef3",
+    "password=hunter2hunter2",  # unsafe characters: its first 40 used to prefix the name
+    "alice@example.com",
+])
+def test_a_secret_used_as_a_session_id_never_names_a_directory(ws: Workspaces, secret: str) -> None:
+    path = ws.path_for(secret)
+    assert path.name.startswith("REDACTED_") and not any(part in path.name for part in ("ghp_", "sk-", "hunter2",
+                                                                                        "alice", "example"))
+    assert ws.path_for(secret) == path and ws.path_for(secret + "x") != path  # stable per session, distinct
+
+
 def test_persistent_across_turns(ws: Workspaces) -> None:
     first = ws.path_for("s1")
     (first / "data.csv").write_text("a,b\n1,2\n")

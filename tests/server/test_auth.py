@@ -119,3 +119,23 @@ def test_loopback_bind_needs_no_key(tmp_path: Path, host: str) -> None:
 def test_empty_key_is_no_key(tmp_path: Path) -> None:
     with pytest.raises(SettingsError):
         Settings(host="0.0.0.0", home=tmp_path, api_key="").validate()
+
+
+@pytest.mark.parametrize("key", [" ", "\t \n", " s3cret", "s3cret\n"], ids=["space", "blank", "leading", "trailing"])
+def test_a_blank_or_padded_key_is_refused(tmp_path: Path, key: str) -> None:
+    """Clients' tokens are compared stripped, so such a key could never be sent: it would lock everyone out
+    (and, being truthy, unlock a non-loopback bind nobody can use)."""
+    with pytest.raises(SettingsError, match="whitespace"):
+        Settings(host="0.0.0.0", home=tmp_path, api_key=key).validate()
+
+
+def test_serve_with_a_blank_key_exits_before_starting(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.test_cli import run_cli
+
+    monkeypatch.setenv("GHOST_API_KEY", "   ")
+    code, _, err = run_cli(["serve", "--home", str(tmp_path), "--upstream-url", "http://127.0.0.1:9"], capsys)
+    assert code == 2
+    assert "api_key is blank or starts/ends with whitespace" in err
+    assert not (tmp_path / "system").exists()  # nothing was started

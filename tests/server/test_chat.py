@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import httpx
 import orjson
 
@@ -133,3 +135,21 @@ async def test_content_parts_are_accepted(client: httpx.AsyncClient, scripted: S
     response = await client.post("/v1/chat/completions", json={"messages": messages})
     assert response.status_code == 200
     assert response.json()["choices"][0]["message"]["content"] == "hello there"
+
+
+async def test_slow_streamed_agent_turn_sends_keepalive_comments(tmp_path: Path) -> None:
+    # An answer-first agent turn whose draft takes 0.5 s: the client gets the role chunk, then SSE comments
+    # while the turn works, then the answer; SSE parsers ignore the comments.
+    scripted = ScriptedBackend()
+    scripted.enqueue(ScriptedReply(content="Paris is the capital of France.", delay_s=0.5))
+    settings = make_settings(tmp_path, router="always-agent", sse_keepalive_s=0.1)
+    async with app_client(settings, scripted) as client:
+        response = await client.post(
+            "/v1/chat/completions",
+            json={"messages": [{"role": "user", "content": "What is the capital of France?"}], "stream": True},
+        )
+    assert response.status_code == 200
+    assert response.text.count(": keep-alive\n\n") >= 2
+    chunks = [orjson.loads(e) for e in sse_events(response.text)[:-1]]
+    text = "".join(c["choices"][0]["delta"].get("content") or "" for c in chunks if c["choices"])
+    assert text == "Paris is the capital of France."

@@ -40,7 +40,7 @@ def test_default_embedded_model_chats_plain_and_streamed(tmp_path: Path) -> None
             assert early.headers["retry-after"]
         health = wait_ready(url)
         assert health["status"] == "ok", health
-        assert health["model"] == "qwen2.5-coder-1.5b"
+        assert httpx.get(f"{url}/v1/ghost/health", timeout=5).json()["model"] == "qwen2.5-coder-1.5b"
         client = OpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0, timeout=300)
         assert [m.id for m in client.models.list()] == ["qwen2.5-coder-1.5b"]
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -35,17 +37,36 @@ def value(metrics: dict[tuple[str, tuple[tuple[str, str], ...]], float], name: s
 # ---------------------------------------------------------------------------------------------- /health
 
 
+PUBLIC_KEYS = {"status", "version", "degraded"}
+DETAIL = "/v1/ghost/health"
+
+
+async def settled_detail(client: httpx.AsyncClient, headers: dict[str, str] | None = None) -> dict[str, Any]:
+    """/v1/ghost/health once the startup sandbox probe has finished (so /health's verdict is final)."""
+    for _ in range(1500):
+        body: dict[str, Any] = (await client.get(DETAIL, headers=headers)).json()
+        if body["sandbox"].get("status") != "probing":
+            return body
+        await asyncio.sleep(0.02)
+    raise AssertionError("the sandbox probe did not finish")
+
+
 async def test_health_with_scripted_backend(client: httpx.AsyncClient) -> None:
+    detail = await settled_detail(client)
     response = await client.get("/health")
     assert response.status_code == 200
     body = response.json()
-    assert body["status"] == "ok"
-    assert body["version"] == __version__
-    assert body["backend"]["kind"] == "scripted"
-    assert body["backend"]["reachable"] is True
-    assert body["backend"]["model_loaded"] is True
-    assert body["model"] == "scripted-model"
-    assert isinstance(body["uptime_s"], float) and 0 <= body["uptime_s"] < 60
+    # what a load balancer needs, and nothing else; a machine without bubblewrap reports its sandbox degraded
+    sandbox_degraded = ["sandbox"] if detail["sandbox"]["degraded"] else []
+    assert body == {"status": "degraded" if sandbox_degraded else "ok", "version": __version__,
+                    "degraded": sandbox_degraded}
+    assert detail["status"] == body["status"] and detail["degraded"] == body["degraded"]
+    assert detail["version"] == __version__
+    assert detail["backend"]["kind"] == "scripted"
+    assert detail["backend"]["reachable"] is True
+    assert detail["backend"]["model_loaded"] is True
+    assert detail["model"] == "scripted-model"
+    assert isinstance(detail["uptime_s"], float) and 0 <= detail["uptime_s"] < 60
 
 
 async def test_health_degraded_when_http_upstream_is_down(tmp_path: Path) -> None:
@@ -53,16 +74,18 @@ async def test_health_degraded_when_http_upstream_is_down(tmp_path: Path) -> Non
     settings = make_settings(tmp_path, upstream_url=f"http://127.0.0.1:{free_port()}", model="remote-model")
     async with app_client(settings, make_backend(settings)) as c:
         response = await c.get("/health")
+        detail = (await c.get(DETAIL)).json()
         chat = await c.post(CHAT, json={"messages": MESSAGES})
     assert response.status_code == 200
     body = response.json()
-    assert body["status"] == "degraded"
-    assert body["backend"]["kind"] == "http"
-    assert body["backend"]["reachable"] is False
-    assert body["backend"]["model_loaded"] is False
-    assert "unreachable" in body["backend"]["detail"]
-    assert body["model"] == "remote-model"
+    assert set(body) == PUBLIC_KEYS and body["status"] == "degraded" and "backend" in body["degraded"]
     assert body["version"] == __version__
+    assert detail["status"] == "degraded"
+    assert detail["backend"]["kind"] == "http"
+    assert detail["backend"]["reachable"] is False
+    assert detail["backend"]["model_loaded"] is False
+    assert "unreachable" in detail["backend"]["detail"]
+    assert detail["model"] == "remote-model"
     assert chat.status_code == 502
     assert chat.json()["error"]["code"] == "upstream_unreachable"
 
@@ -72,8 +95,8 @@ async def test_health_ok_with_live_http_upstream(
 ) -> None:
     settings = make_settings(tmp_path, upstream_url=fake_upstream[0])
     async with app_client(settings, make_backend(settings)) as c:
-        body = (await c.get("/health")).json()
-    assert body["status"] == "ok"
+        body = await settled_detail(c)
+    assert body["status"] == ("degraded" if body["sandbox"]["degraded"] else "ok")
     assert body["backend"] == {
         "kind": "http", "reachable": True, "model_loaded": True, "detail": body["backend"]["detail"]
     }
@@ -82,10 +105,40 @@ async def test_health_ok_with_live_http_upstream(
     assert body["model"] == "upstream-model"
 
 
-async def test_health_needs_no_api_key(tmp_path: Path, scripted: ScriptedBackend) -> None:
+async def test_health_needs_no_api_key_but_its_detail_does(tmp_path: Path, scripted: ScriptedBackend) -> None:
     async with app_client(make_settings(tmp_path, api_key="secret"), scripted) as c:
         assert (await c.get("/health")).status_code == 200
         assert (await c.get("/metrics")).status_code == 401
+        denied = await c.get(DETAIL)
+        wrong = await c.get(DETAIL, headers={"authorization": "Bearer wrong"})
+        allowed = await c.get(DETAIL, headers={"authorization": "Bearer secret"})
+    assert denied.status_code == wrong.status_code == 401 and denied.json()["error"]["code"] == "invalid_api_key"
+    assert allowed.status_code == 200 and allowed.json()["backend"]["kind"] == "scripted"
+
+
+async def test_unauthenticated_health_leaks_no_credentials_urls_or_paths(
+    tmp_path: Path, fake_upstream: tuple[str, ScriptedBackend]
+) -> None:
+    """Issue 12 item 1: an open /health used to return the upstream URL with its password, the sandbox's mounts,
+    cgroup and host paths. Now it says only status, version and which parts are degraded; the detail needs the
+    api key and shows the URL with its credentials redacted."""
+    password = "hunter2-upstream-pw"
+    host_port = fake_upstream[0].split("://", 1)[1]
+    settings = make_settings(tmp_path, api_key="the-key", upstream_url=f"http://ghost:{password}@{host_port}",
+                             model_cache_dir=tmp_path / "models", sandbox="subprocess")
+    async with app_client(settings, make_backend(settings)) as c:
+        detail_response = await settled_detail(c, headers={"authorization": "Bearer the-key"})
+        public = await c.get("/health")
+        wrong_key = await c.get("/health", headers={"authorization": "Bearer nope"})
+    body = public.json()
+    assert set(body) == PUBLIC_KEYS and body["degraded"] == ["sandbox"]  # subprocess: unisolated by choice
+    assert wrong_key.json() == body
+    for leak in (password, "ghost:", host_port, str(tmp_path), "/opt/ghost", "cgroup", "/sys/fs", "subprocess",
+                 "upstream-model", "python"):
+        assert leak not in public.text, leak
+    detail_text = json.dumps(detail_response)
+    assert password not in detail_text
+    assert detail_response["backend"]["kind"] == "http" and detail_response["sandbox"]["backend"] == "subprocess"
 
 
 # --------------------------------------------------------------------------------------------- /metrics
@@ -229,6 +282,11 @@ async def test_openapi_documents_every_route(tmp_path: Path, scripted: ScriptedB
         "Health"
     )
     assert "security" not in health, "/health is open to probes"
+    detail = paths["/v1/ghost/health"]["get"]
+    assert resolve(doc, detail["responses"]["200"]["content"]["application/json"]["schema"]["$ref"])["title"] == (
+        "HealthDetail"
+    )
+    assert detail["security"] == [{"bearerAuth": []}] and "401" in detail["responses"]
     metrics = paths["/metrics"]["get"]
     assert "text/plain" in metrics["responses"]["200"]["content"]
     assert metrics["security"] == [{"bearerAuth": []}]

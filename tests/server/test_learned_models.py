@@ -1,4 +1,4 @@
-"""The daemon attaches the PRM and router at startup and reports them on /health."""
+"""The daemon attaches the PRM and router at startup and reports them on /v1/ghost/health."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def log_events(home: Path) -> list[dict[str, object]]:
 async def test_neutral_models_without_checkpoints(tmp_path: Path) -> None:
     settings = make_settings(tmp_path)
     async with app_client(settings, ScriptedBackend()) as client:
-        learned = (await client.get("/health")).json()["learned"]
+        learned = (await client.get("/v1/ghost/health")).json()["learned"]
     assert learned == {
         "prm": {"loaded": False, "model_id": None, "source": None},
         "router": {"loaded": False, "model_id": None, "source": None},
@@ -47,7 +47,7 @@ async def test_self_trained_checkpoints_in_the_home_are_picked_up(tmp_path: Path
     prm.save(home.prm_checkpoint)
     router.save(home.router_checkpoint)
     async with app_client(settings, ScriptedBackend()) as client:
-        learned = (await client.get("/health")).json()["learned"]
+        learned = (await client.get("/v1/ghost/health")).json()["learned"]
     assert learned["prm"] == {"loaded": True, "model_id": prm.model_id, "source": str(home.prm_checkpoint)}
     assert learned["router"] == {"loaded": True, "model_id": router.model_id, "source": str(home.router_checkpoint)}
 
@@ -58,7 +58,7 @@ async def test_configured_paths_win_over_the_home(tmp_path: Path) -> None:
     settings = make_settings(tmp_path, prm_model=chosen_path)
     prm_model(seed=2).save(GhostHome(settings.home).prm_checkpoint)
     async with app_client(settings, ScriptedBackend()) as client:
-        learned = (await client.get("/health")).json()["learned"]
+        learned = (await client.get("/v1/ghost/health")).json()["learned"]
     assert learned["prm"]["model_id"] == chosen.model_id
     assert learned["prm"]["source"] == str(chosen_path)
 
@@ -68,7 +68,7 @@ async def test_missing_or_corrupt_checkpoints_start_neutral_with_a_warning(tmp_p
     broken.write_text("{not json")
     settings = make_settings(tmp_path, prm_model=tmp_path / "absent.json", router_model=broken)
     async with app_client(settings, ScriptedBackend()) as client:
-        response = await client.get("/health")
+        response = await client.get("/v1/ghost/health")
         chat = await client.post(
             "/v1/chat/completions", json={"model": "m", "messages": [{"role": "user", "content": "hi"}]}
         )

@@ -56,7 +56,9 @@ async def test_upstream_down_is_a_fast_502_and_recovers(tmp_path: Path, stream: 
         assert error["code"] == "upstream_unreachable"
         assert f"127.0.0.1:{port}" in error["message"]
         health = (await client.get("/health")).json()
-        assert health["status"] == "degraded" and not health["backend"]["reachable"]
+        assert health["status"] == "degraded" and "backend" in health["degraded"]
+        detail = (await client.get("/v1/ghost/health")).json()
+        assert not detail["backend"]["reachable"]
 
         upstream = ScriptedBackend(model="late-model")
         with serve_in_thread(FakeOpenAIServer(upstream), port=port):

@@ -172,6 +172,18 @@ def test_to_dict_preview_is_bounded() -> None:
     json.dumps(d)
 
 
+def test_the_preview_is_redacted_before_it_is_cut() -> None:
+    # Cut first, the head would end in a key too short for its rule, and the tail would keep a key block's
+    # last lines without the BEGIN line that marks them.
+    lines = [f"{n:02d}QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0NTY3ODkw{'abcdefghij' * 2}" for n in range(40)]
+    pem = "-----BEGIN RSA PRIVATE KEY-----\n" + "\n".join(lines) + "\n-----END RSA PRIVATE KEY-----"
+    key = "sk-proj-" + "Ab1Cd2Ef3G" * 6
+    result = ToolResult.success("y" * 320 + " " + key + " " + "z" * 1000 + "\n" + pem)
+    preview = result.to_dict()["result_preview"]
+    assert "truncated" in preview and "<REDACTED_PRIVATE_KEY>" in preview
+    assert "sk-proj" not in preview and not any(line in preview for line in lines)
+
+
 def test_failure_error_is_one_line() -> None:
     result = ToolResult.failure("x", "bad\nthing\n", hint="try\tagain")
     assert result.error == "x: bad thing; try again"

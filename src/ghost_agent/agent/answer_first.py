@@ -29,15 +29,16 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ghost_agent.agent import claims, code_tests, form
+from ghost_agent.agent import claims, code_tests, form, structured
 from ghost_agent.agent.loop_run import LoopEvent, LoopResult, LoopRun, evidence_of, message_of
 from ghost_agent.agent.prompting import content_text, direct_messages
 from ghost_agent.agent.request_kind import RequestKind, classify
+from ghost_agent.distill.redact import redact_text
 from ghost_agent.distill.trajectory import Step
 from ghost_agent.llm.base import BackendError, LLMBackend
 from ghost_agent.logging import get_logger
 from ghost_agent.mcts.prompts import load_prompt
-from ghost_agent.tools.base import PREVIEW_CHARS, ToolContext, cap_text, one_line
+from ghost_agent.tools.base import ToolContext, cap_text, one_line, preview_text
 from ghost_agent.tools.registry import ToolRegistry
 
 log = get_logger("agent.answer_first")
@@ -45,7 +46,9 @@ log = get_logger("agent.answer_first")
 JSON = dict[str, Any]
 # Client parameters the draft keeps: it is the bare model's answer, so it is generated as the client asked.
 DRAFT_PARAMS = ("temperature", "top_p", "seed", "stop", "max_tokens", "max_completion_tokens",
-                "presence_penalty", "frequency_penalty", "logit_bias", "response_format", "n")
+                "presence_penalty", "frequency_penalty", "logit_bias", "response_format", "logprobs", "top_logprobs")
+# What bounds every call whose text can become the reply (revisions, rewrites, form fixes), not only the draft.
+BOUND_PARAMS = ("stop",)
 OUTPUT_CHARS = 1500  # real output shown to the model when it rewrites an answer
 SHORT_FORMS = frozenset({"answer_line", "number_only", "yes_no", "one_word"})
 SHORT_FIXUP_TOKENS = 48
@@ -86,6 +89,9 @@ class AnswerFirst:
         self.backend = backend
         self.registry = registry
         self.config = config
+        self._reply_max_tokens = config.max_tokens
+        self._bounds: JSON = {}
+        self._draft_logprobs: Any = None
 
     async def run(
         self,
@@ -94,6 +100,7 @@ class AnswerFirst:
         *,
         user_request: str,
         extra_system: str = "",
+        notes: str = "",
         client_body: Mapping[str, Any] | None = None,
         on_event: Callable[[LoopEvent], Awaitable[None]] | None = None,
         kind: RequestKind | None = None,
@@ -101,13 +108,28 @@ class AnswerFirst:
         """Draft, check, repair, fix the form. A BackendError on the draft propagates (nothing to answer with);
         after it, failures keep the best answer so far."""
         started = time.perf_counter()
-        draft_messages = direct_messages(extra_system, messages)
+        draft_messages = direct_messages(extra_system, messages, notes)
         run = LoopRun(conversation=draft_messages, tool_ctx=tool_ctx, user_request=user_request, on_event=on_event)
         kind = kind or classify(user_request, tool_ctx.workspace)
-        draft_body = {k: v for k, v in (client_body or {}).items() if k in DRAFT_PARAMS and k != "n"}
-        draft = await self._text(run, draft_messages, **draft_body)
+        draft_body = {k: v for k, v in (client_body or {}).items() if k in DRAFT_PARAMS}
+        self._bound_replies(draft_body)
+        draft = await self._text(run, draft_messages, keep_logprobs=True, **draft_body)
         final, value = draft, None
+        response_format = draft_body.get("response_format")
+        if structured.kind(response_format):
+            # The reply is the client's JSON: the draft was generated under the constraint; no check may rewrite
+            # it into prose. It is only made to parse and validate (one repair round under the constraint).
+            async def ask(instruction: str) -> str:
+                return await self._text(run, [*draft_messages, {"role": "assistant", "content": draft},
+                                              {"role": "user", "content": instruction}], **draft_body)
+
+            final, run.info["structured"] = await structured.ensure(draft, response_format, ask)
+            return self._finish(run, draft, final, kind, started)
         can_run = "python" in self.registry.names and tool_ctx.sandbox is not None
+        if tool_ctx.sandbox is None:
+            # No sandbox may run code (e.g. bubblewrap missing, unisolated not opted into): the draft is the reply,
+            # unchecked, and the record says why.
+            run.info["checks_skipped"] = one_line(tool_ctx.sandbox_error or "no sandbox attached", 300)
         try:
             if can_run and kind.code and code_tests.entry_points(user_request, code_tests.answer_code(draft, [])):
                 final = await self._code_answer(run, draft_messages, draft)
@@ -118,15 +140,27 @@ class AnswerFirst:
         except BackendError as exc:
             log.warning("answer_first_degraded", status=exc.status, error=one_line(exc.message, 200),
                         llm_calls=run.llm_calls)
+        await run.emit("answer", None, one_line(final, 200))
+        return self._finish(run, draft, final, kind, started)
+
+    def _finish(self, run: LoopRun, draft: str, final: str, kind: RequestKind, started: float) -> LoopResult:
         run.final_text = final
         run.info.update(kind=kind.label, revised=final != draft)
         if final != draft:  # what the checks changed, for the per-problem tables and the PRM's later labels
-            run.info["draft"] = draft[:DRAFT_RECORD_CHARS]
-        await run.emit("answer", None, one_line(final, 200))
+            run.info["draft"] = redact_text(draft)[:DRAFT_RECORD_CHARS]  # redact, then cut (never the reverse)
         result = run.result()
+        if final == draft:
+            result.logprobs = self._draft_logprobs  # the reply's own generation; a rewrite has none to give
         log.info("answer_first_done", kind=kind.label, steps=len(result.steps), llm_calls=result.llm_calls,
                  revised=final != draft, ms=round((time.perf_counter() - started) * 1000.0, 1))
         return result
+
+    def _bound_replies(self, draft_body: JSON) -> None:
+        """Whatever text becomes the reply stays inside the client's bounds: its max_tokens and stop apply to
+        the revisions and rewrites too (the checks' own calls — tests, programs — have their own budgets)."""
+        cap = draft_body.get("max_completion_tokens", draft_body.get("max_tokens"))
+        self._reply_max_tokens = min(self.config.max_tokens, cap) if isinstance(cap, int) else self.config.max_tokens
+        self._bounds = {k: draft_body[k] for k in BOUND_PARAMS if k in draft_body}
 
     # ------------------------------------------------------------------------------------------ code
 
@@ -148,14 +182,16 @@ class AnswerFirst:
                 f"- the code does not run: {current.report.load_error}"
             prompt = _prompt("revise_code", failures=problem)
             revised = await self._text(run, [*draft_messages, {"role": "assistant", "content": current.text},
-                                             {"role": "user", "content": prompt}], temperature=0.0)
+                                             {"role": "user", "content": prompt}], temperature=0.0,
+                                     **self._reply_bounds())
             current = _Candidate(revised, await self._check(run, context, revised, cases, names, "revision"),
                                  "revision")
             best = max(best, current, key=lambda c: c.report.score)  # ties keep the earlier (the draft)
             if best.report.all_passed:
                 break
         for _ in range(0 if best.report.all_passed else self.config.samples):
-            sampled = await self._text(run, draft_messages, temperature=self.config.sample_temperature)
+            sampled = await self._text(run, draft_messages, temperature=self.config.sample_temperature,
+                                       **self._reply_bounds())
             current = _Candidate(sampled, await self._check(run, context, sampled, cases, names, "sample"), "sample")
             best = max(best, current, key=lambda c: c.report.score)
             if best.report.all_passed:
@@ -201,7 +237,8 @@ class AnswerFirst:
             return draft, value
         rewrite = _prompt("revise_output", output=(real if ok else one_line(output, OUTPUT_CHARS))[:OUTPUT_CHARS])
         revised = await self._text(run, [*draft_messages, {"role": "assistant", "content": draft},
-                                         {"role": "user", "content": rewrite}], temperature=0.0)
+                                         {"role": "user", "content": rewrite}], temperature=0.0,
+                                 **self._reply_bounds())
         return (revised or draft), value
 
     async def _compute(self, run: LoopRun, draft: str) -> tuple[str, float | None]:
@@ -232,7 +269,8 @@ class AnswerFirst:
             return draft, None  # no majority against the draft (it sided with the draft, or said something else)
         explain = _prompt("explain", task=run.user_request[:6000], program=claim.program[:4000],
                           value=claims.format_number(value))
-        answer = await self._text(run, [{"role": "user", "content": explain}], temperature=0.0)
+        answer = await self._text(run, [{"role": "user", "content": explain}], temperature=0.0,
+                                  **self._reply_bounds())
         run.info["computed"]["trusted"] = True
         return (answer or draft), value
 
@@ -269,8 +307,10 @@ class AnswerFirst:
                 if not prompt:
                     continue
                 short = spec.kind in SHORT_FORMS
-                reply = await self._text(run, prompt, temperature=0.0,
-                                         max_tokens=SHORT_FIXUP_TOKENS if short else self.config.max_tokens)
+                bounds = self._reply_bounds()
+                if short:
+                    bounds["max_tokens"] = min(SHORT_FIXUP_TOKENS, bounds["max_tokens"])
+                reply = await self._text(run, prompt, temperature=0.0, **bounds)
                 fixed = form.apply_fixup(text, spec, reply)
             held = [s for s in specs if s is not spec and form.check(text, s).ok]
             if fixed is not None and all(form.check(fixed, s).ok for s in held):
@@ -280,8 +320,11 @@ class AnswerFirst:
 
     # ------------------------------------------------------------------------------------- primitives
 
-    async def _text(self, run: LoopRun, messages: list[JSON], **params: Any) -> str:
-        """One model call; the reply's text."""
+    def _reply_bounds(self) -> JSON:
+        return {"max_tokens": self._reply_max_tokens, **self._bounds}
+
+    async def _text(self, run: LoopRun, messages: list[JSON], *, keep_logprobs: bool = False, **params: Any) -> str:
+        """One model call; the reply's text (`keep_logprobs`: remember the reply's logprobs, for the draft)."""
         body: JSON = {"messages": messages, "max_tokens": self.config.max_tokens, "stream": False, **params}
         if "max_completion_tokens" in body:
             body["max_tokens"] = body.pop("max_completion_tokens")
@@ -290,6 +333,9 @@ class AnswerFirst:
         run.llm_calls += 1
         reply = await self.backend.complete(body)
         run.add_usage(reply.get("usage") if isinstance(reply, Mapping) else None)
+        if keep_logprobs and body.get("logprobs"):
+            choices = reply.get("choices") or [{}]
+            self._draft_logprobs = choices[0].get("logprobs") if isinstance(choices[0], dict) else None
         return content_text(message_of(reply).get("content")).strip()
 
     async def _execute(self, run: LoopRun, code: str, description: str, extra: JSON) -> tuple[bool, str]:
@@ -303,7 +349,7 @@ class AnswerFirst:
         step.duration_ms = round((time.perf_counter() - t0) * 1000.0, 3)
         step.ok, step.error = result.ok, result.error
         message = result.to_message()
-        step.result_preview = cap_text(message, PREVIEW_CHARS)[0]
+        step.result_preview = preview_text(message)
         run.steps.append(step)
         run.evidence.append(evidence_of("python", args, cap_text(message, OUTPUT_CHARS)[0], result.ok))
         log.info("agent_step", i=step.i, tool="python", ok=result.ok, source="check", ms=round(step.duration_ms, 1))

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ghost_agent.agent.claims import parses
+from ghost_agent.distill.redact import redact_text
 from ghost_agent.eval.humaneval_exec import assemble_program, extract_code
 
 REPORT_MARK = "__GHOST_CHECK_REPORT__"
@@ -210,17 +211,21 @@ def parse_report(output: str, cases: list[Case]) -> CheckReport:
             if not isinstance(rows, list):
                 break
             results = [
-                CaseResult(case, bool(row.get("ok")), str(row.get("got") or "")[:300],
-                           str(row.get("error") or "")[:300])
+                CaseResult(case, bool(row.get("ok")), _cut(row.get("got"), 300), _cut(row.get("error"), 300))
                 for case, row in zip(cases, rows, strict=False) if isinstance(row, dict)
             ]
-            return CheckReport(results, bool(data.get("loaded")), str(data.get("error") or "")[:500])
-    tail = "\n".join(output.strip().splitlines()[-3:])[:500]
+            return CheckReport(results, bool(data.get("loaded")), _cut(data.get("error"), 500))
+    tail = _cut("\n".join(output.strip().splitlines()[-3:]), 500)
     return CheckReport([CaseResult(c, False, error="the program did not finish") for c in cases], False,
                        tail or "the program produced no report")
 
 
 # ------------------------------------------------------------------------------------------ helpers
+
+
+def _cut(value: object, limit: int) -> str:
+    """A program's value or error as recorded: redacted, then cut (a cut first can split a secret)."""
+    return redact_text(str(value or ""))[:limit]
 
 
 _LITERAL_WORDS = {"true": "True", "false": "False", "none": "None", "null": "None"}

@@ -1,17 +1,20 @@
 """The prior-turn correction check (DESIGN §4 step 1; seed 001 "Real-time loop closure").
 
-If the new user message corrects the previous answer — an anchored correction phrase AND a rephrase of the
-previous request, both (`distill/user_correction.py`) — the previous turn is marked FAILED in the corrections
+If the new user message corrects the previous answer — scored from lexical cues in the message, read against
+the previous request and reply (`distill/user_correction.py`) — the previous turn is marked FAILED in the corrections
 sidecar (source `user_correction`, the strongest training signal there is) and the lessons it wrote are
 retracted. The previous turn is found by fingerprinting the assistant message the client sent back
 (`RecentTurns`), so no client-side session state is needed. Scheduling a reflection on the failed turn is
-the learning loops' job: `on_correction` hooks are called with the trajectory id and the verdict.
+the learning loops' job: `on_correction` hooks are called with a `CorrectionEvent` (the reflection
+scheduler subscribes; see `reflection/wiring.py`). Hooks run inside the correcting turn, before its reply:
+they must only schedule work, never wait for it.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from ghost_agent.agent.services import AgentServices
@@ -22,7 +25,24 @@ from ghost_agent.logging import get_logger
 
 log = get_logger("agent.correction")
 
-CorrectionHook = Callable[[str, CorrectionVerdict], Awaitable[None]]
+
+@dataclass(frozen=True)
+class CorrectionEvent:
+    """A correction that promoted an earlier turn to FAILED: which turn (`trajectory_id`, its `session_id`,
+    request and reply), the user's correcting message, the verdict, and the correcting `turn` (still running:
+    hooks may leave work in its `state` for a finisher)."""
+
+    trajectory_id: str
+    session_id: str
+    prior_request: str
+    prior_reply: str
+    correcting_message: str
+    reason: str
+    verdict: CorrectionVerdict
+    turn: Turn
+
+
+CorrectionHook = Callable[[CorrectionEvent], Awaitable[None]]
 
 
 def _text(message: Any) -> str:
@@ -65,11 +85,11 @@ class CorrectionStage:
         recent = self.services.recent.peek(prior_reply)
         if recent is None:
             return
-        verdict = classify_user_correction(prior_user or recent.user_request, current)
+        verdict = classify_user_correction(prior_user or recent.user_request, current, prior_reply)
         if not verdict.is_correction:
             return
         self.services.recent.pop(prior_reply)
-        reason = f"user-correction signal: {' + '.join(verdict.signals)} (jaccard={verdict.jaccard:.2f})"
+        reason = f"user-correction signal: {verdict.reason}"
         turn.state["corrected_prior"] = recent.trajectory_id
         retracted = 0
         try:
@@ -79,7 +99,9 @@ class CorrectionStage:
             )
             memory = self.services.memory
             if memory is not None:
-                retracted = await memory.aretract_lessons_from_trajectory(recent.trajectory_id)
+                retracted = await memory.aretract_lessons_from_trajectory(
+                    recent.trajectory_id, reason="user_correction"
+                )
         except Exception as exc:  # noqa: BLE001 - learning bookkeeping must never break the user's turn
             log.warning("user_correction_failed", trajectory_id=recent.trajectory_id, error=repr(exc))
             return
@@ -88,11 +110,22 @@ class CorrectionStage:
             trajectory_id=recent.trajectory_id,
             by_request=turn.request_id,
             signals=list(verdict.signals),
+            score=verdict.score,
             jaccard=round(verdict.jaccard, 3),
             lessons_retracted=retracted,
         )
+        event = CorrectionEvent(
+            trajectory_id=recent.trajectory_id,
+            session_id=recent.session_id,
+            prior_request=prior_user or recent.user_request,
+            prior_reply=prior_reply,
+            correcting_message=current,
+            reason=reason,
+            verdict=verdict,
+            turn=turn,
+        )
         for hook in self.hooks:
             try:
-                await hook(recent.trajectory_id, verdict)
+                await hook(event)
             except Exception as exc:  # noqa: BLE001
                 log.warning("correction_hook_failed", hook=repr(hook), error=repr(exc))

@@ -38,7 +38,7 @@ from ghost_agent.llm.base import BackendError, LLMBackend
 from ghost_agent.logging import get_logger
 from ghost_agent.mcts import MCTSError, MCTSReasoner, MCTSResult, PlanState
 from ghost_agent.prm.features import ActionCandidate
-from ghost_agent.tools.base import PREVIEW_CHARS, ToolContext, cap_text, one_line
+from ghost_agent.tools.base import ToolContext, cap_text, one_line, preview_text
 from ghost_agent.tools.registry import ToolRegistry, parse_arguments
 
 log = get_logger("agent.loop")
@@ -127,20 +127,23 @@ class ToolLoop:
         *,
         user_request: str,
         extra_system: str = "",
+        notes: str = "",
         on_event: Callable[[LoopEvent], Awaitable[None]] | None = None,
     ) -> LoopResult:
         """One agent turn over the client's `messages` (see the module docstring for the contract).
 
+        `extra_system` is the per-turn system text (the selfhood prefix); `notes` the memory bus's lessons
+        block, untrusted data shown in front of the last user message (`prompting.with_notes`).
         `on_event` is awaited at each step start/end and at the answer; an exception it raises is logged
         (`agent_event_error`) and otherwise ignored, so a broken client stream cannot break the turn
         (cancellation still propagates).
         """
         started = time.perf_counter()
         conversation = prompting.build_conversation(
-            prompting.system_prefix(self.registry), extra_system, messages
+            prompting.system_prefix(self.registry), extra_system, messages, notes
         )
         run = LoopRun(conversation=conversation, tool_ctx=tool_ctx, user_request=user_request, on_event=on_event)
-        run.direct_messages = prompting.direct_messages(extra_system, messages)
+        run.direct_messages = prompting.direct_messages(extra_system, messages, notes)
         try:
             await self._drive(run)
         except BackendError as exc:
@@ -332,7 +335,7 @@ class ToolLoop:
         message = result.to_message()
         text, _ = cap_text(message, self.config.result_chars)
         step.ok, step.error = result.ok, result.error
-        step.result_preview = cap_text(message, PREVIEW_CHARS)[0]
+        step.result_preview = preview_text(message)
         if result.truncated or len(text) < len(message):
             step.extra["truncated"] = True
         run.steps.append(step)

@@ -97,6 +97,7 @@ class LoopResult:
     recovered: bool
     native_tools_used: bool
     info: dict[str, Any] = field(default_factory=dict)  # strategy-specific facts for the trajectory's extra.agent
+    logprobs: Any = None  # the reply's own logprobs, when the client asked and the reply is one generation
 
 
 @dataclass

@@ -1,9 +1,16 @@
 """The memory bus (DESIGN §4 step 2): lessons relevant to this request, shown to the model in a bounded block.
 
-Which lessons were shown is recorded in the trajectory (`extra["lessons_shown"]`), so a later analysis can
-credit or blame them, and their `uses` are bumped. The selfhood wake-up prefix has its slot here too
-(`turn.state["selfhood_prefix"]`, empty until the selfhood phase exists). A broken lesson store costs the
-turn its lessons, never the turn.
+Only lessons this turn's session may see are retrieved: the ones it wrote and the pinned ones
+(`SkillMemory.search(..., session=turn.session_id)`). The block is untrusted data (`lesson_notes`): the
+respond stage puts it in front of the last user message, never in a system message. Which lessons were shown
+is recorded in the trajectory (`extra["lessons_shown"]`), so a later analysis can credit or blame them, and
+their `uses` are bumped. A broken lesson store costs the turn its lessons, never the turn.
+
+The selfhood wake-up prefix (`turn.state["selfhood_prefix"]`, `system_extra`) is set here too: the narrative
+the selfhood phase wrote, one capped line that goes in as system text after the byte-identical system prefix
+(see docs/skills-and-selfhood.md for why there and not in the notes block). It is the same bytes on every
+turn until the phase rewrites it, so the prompt cache keeps it; empty when `--no-selfhood` or
+`--no-selfhood-narrative`, or before the first narrative.
 """
 
 from __future__ import annotations
@@ -26,14 +33,14 @@ class MemoryStage:
         self.services = services
 
     async def run(self, turn: Turn) -> None:
-        turn.state["selfhood_prefix"] = ""
+        turn.state["selfhood_prefix"] = wake_up_prefix(self.services)
         turn.state["memory_block"] = ""
         memory, k = self.services.memory, self.services.settings.memory_top_k
         query = wire.last_user_text(turn.body)
         if memory is None or k <= 0 or not query.strip():
             return
         try:
-            found = await memory.asearch(query, k)
+            found = await memory.asearch(query, k, session=turn.session_id)
             block = build_lessons_block(found)
             shown = found[: len(block.shown)]  # the block keeps the given order and cuts at the end
             if shown:
@@ -49,7 +56,19 @@ class MemoryStage:
         log.info("lessons_shown", request_id=turn.request_id, ids=[s.lesson.id for s in shown])
 
 
+def wake_up_prefix(services: AgentServices) -> str:
+    """The selfhood narrative as the turn's system text ("" when switched off or not written yet). No I/O."""
+    selfhood, settings = services.selfhood, services.settings
+    if selfhood is None or not settings.selfhood or not settings.selfhood_narrative:
+        return ""
+    return selfhood.wake_up_prefix()
+
+
 def system_extra(turn: Turn) -> str:
-    """The per-turn part of the system prompt: selfhood prefix, then the lessons block (either may be empty)."""
-    parts = [turn.state.get("selfhood_prefix") or "", turn.state.get("memory_block") or ""]
-    return "\n\n".join(p for p in parts if p)
+    """The per-turn part of the system prompt: the selfhood prefix (may be empty). Never the lessons."""
+    return str(turn.state.get("selfhood_prefix") or "")
+
+
+def lesson_notes(turn: Turn) -> str:
+    """The lessons block of this turn, untrusted data for the last user message ("" when none)."""
+    return str(turn.state.get("memory_block") or "")

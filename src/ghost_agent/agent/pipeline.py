@@ -8,9 +8,10 @@ the HTTP route never changes. A stage that produces the reply sets `turn.respons
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
+from ghost_agent.agent.choices import choice_error
 from ghost_agent.agent.turn import Turn
 from ghost_agent.logging import get_logger
 
@@ -36,11 +37,22 @@ class Finisher(Protocol):
 
 
 class TurnPipeline:
-    """Runs stages in order, timing each, and finishers after delivery."""
+    """Runs stages in order, timing each, and finishers after delivery.
 
-    def __init__(self, stages: Sequence[Stage], finishers: Sequence[Finisher] = ()) -> None:
+    `on_finisher_error(name)` is called for every finisher that raised (the daemon counts them in /metrics:
+    a failed finisher may be a lost trajectory the client never hears about).
+    """
+
+    def __init__(
+        self,
+        stages: Sequence[Stage],
+        finishers: Sequence[Finisher] = (),
+        *,
+        on_finisher_error: Callable[[str], None] | None = None,
+    ) -> None:
         self.stages = list(stages)
         self.finishers = list(finishers)
+        self.on_finisher_error = on_finisher_error
 
     async def run(self, turn: Turn) -> Turn:
         """Run every stage; afterwards `turn.response` or `turn.chunks` is set."""
@@ -53,9 +65,26 @@ class TurnPipeline:
         return turn
 
     async def finish(self, turn: Turn, error: BaseException | None = None) -> None:
-        """Run the finishers; one failing is logged and never affects the others or the client."""
+        """Run the finishers; one failing is logged, counted and never affects the others or the client.
+
+        A turn of `n > 1` choices is finished as its choices (`turn.choices`, each its own turn and trajectory,
+        with the error `agent.choices.choice_error` assigns it); a choice that never started is not finished.
+        """
+        if not turn.choices:
+            await self._finish_one(turn, error)
+            return
+        for choice in turn.choices:
+            if choice.state.get("choice_started"):
+                await self._finish_one(choice, choice_error(choice, error))
+
+    async def _finish_one(self, turn: Turn, error: BaseException | None) -> None:
         for finisher in self.finishers:
             try:
                 await finisher.finish(turn, error)
             except Exception as exc:  # noqa: BLE001 - finishers must never break a delivered turn
-                log.error("finisher_failed", finisher=finisher.name, request_id=turn.request_id, error=repr(exc))
+                log.error(
+                    "finisher_failed", finisher=finisher.name, request_id=turn.request_id,
+                    trajectory_id=turn.trajectory_id, error=repr(exc),
+                )
+                if self.on_finisher_error is not None:
+                    self.on_finisher_error(finisher.name)

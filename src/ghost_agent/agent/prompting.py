@@ -1,10 +1,12 @@
 """The tool loop's conversation: the system prompt, the format reminder, the final-answer nudges.
 
 The system message starts with a prefix that depends only on the tool registry (`system_prefix`), so it is
-byte-identical from turn to turn and the backend's prompt cache keeps it; everything that varies (memory-bus
-lessons, the selfhood prefix, the client's own system prompt) comes after it. Prompt text lives in
-`prompts/agent_system.txt` and `prompts/agent_final.txt`, loaded with the MCTS loader (`[section]` files of
-`string.Template`s).
+byte-identical from turn to turn and the backend's prompt cache keeps it; what varies (the selfhood prefix,
+the client's own system prompt) comes after it. Memory-bus lessons are not system text at all: they are
+untrusted data, shown as a delimited notes block in front of the last user message (`with_notes`), so the
+whole conversation before that message stays cacheable too and a lesson never speaks with system authority.
+Prompt text lives in `prompts/agent_system.txt` and `prompts/agent_final.txt`, loaded with the MCTS loader
+(`[section]` files of `string.Template`s).
 """
 
 from __future__ import annotations
@@ -46,12 +48,14 @@ def content_text(content: Any) -> str:
     return ""
 
 
-def build_conversation(prefix: str, extra_system: str, client_messages: Sequence[Any]) -> list[Message]:
+def build_conversation(
+    prefix: str, extra_system: str, client_messages: Sequence[Any], notes: str = ""
+) -> list[Message]:
     """The loop's opening conversation.
 
-    One system message: `prefix`, then `extra_system` (lessons block, selfhood prefix) when non-empty, then
-    the client's system/developer content under "Instructions from the client:". Then the client's other
-    messages in order, unchanged (malformed entries are dropped).
+    One system message: `prefix`, then `extra_system` (the selfhood prefix) when non-empty, then the client's
+    system/developer content under "Instructions from the client:". Then the client's other messages in
+    order (malformed entries are dropped), the last user message carrying the `notes` block (`with_notes`).
     """
     client_system = [
         content_text(m.get("content")).strip()
@@ -68,15 +72,39 @@ def build_conversation(prefix: str, extra_system: str, client_messages: Sequence
     conversation.extend(
         dict(m) for m in client_messages if isinstance(m, Mapping) and m.get("role") not in _SYSTEM_ROLES
     )
-    return conversation
+    return with_notes(conversation, notes)
 
 
-def direct_messages(extra_system: str, client_messages: Sequence[Any]) -> list[Message]:
-    """The client's messages as the fast path sends them, with the per-turn block (lessons) in front when
-    present: what the bare model answers (the answer-first draft, the tool loop's fallback)."""
+def direct_messages(extra_system: str, client_messages: Sequence[Any], notes: str = "") -> list[Message]:
+    """The client's messages as the fast path sends them: the per-turn system text (selfhood) in front when
+    present, the `notes` block (lessons) in the last user message (`with_notes`). What the bare model answers
+    (the answer-first draft, the tool loop's fallback)."""
     out: list[Message] = [dict(m) for m in client_messages if isinstance(m, Mapping)]
     if extra_system.strip():
         out.insert(0, {"role": "system", "content": extra_system.strip()})
+    return with_notes(out, notes)
+
+
+def with_notes(messages: Sequence[Message], notes: str) -> list[Message]:
+    """`messages` (copied; the input is never changed) with the `notes` block put in front of the text of the
+    last user message, separated by a blank line; a content-part list gets it as a leading text part.
+
+    Why there: the notes are data the user's request may use, not instructions, so they go in the user turn,
+    clearly delimited (`memory/bus.py`), never in a system message; and last, so the byte-identical system
+    prefix and the whole earlier conversation stay a cacheable prefix. No separate message: some chat
+    templates reject two user messages in a row. Without notes, or a last user message with text content,
+    nothing is added.
+    """
+    out = [dict(m) for m in messages]
+    notes = notes.strip()
+    if not notes:
+        return out
+    last = next((m for m in reversed(out) if m.get("role") == "user"), None)
+    content = last.get("content") if last is not None else None
+    if last is not None and isinstance(content, str):
+        last["content"] = f"{notes}\n\n{content}"
+    elif last is not None and isinstance(content, list):
+        last["content"] = [{"type": "text", "text": notes}, *content]
     return out
 
 
@@ -127,4 +155,5 @@ __all__ = [
     "plan_summary",
     "system_prefix",
     "tool_result_message",
+    "with_notes",
 ]

@@ -22,7 +22,7 @@ _WS = re.compile(r"\s+")
 def reply_fingerprint(text: str) -> str:
     """md5 of the whitespace-collapsed, lowercased first 500 characters of a reply ('' for an empty reply)."""
     normalized = _WS.sub(" ", text or "").strip().lower()[:FINGERPRINT_CHARS]
-    return hashlib.md5(normalized.encode("utf-8")).hexdigest() if normalized else ""
+    return hashlib.md5(normalized.encode("utf-8", "surrogatepass")).hexdigest() if normalized else ""
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from ghost_agent.agent.recent import RecentTurn, RecentTurns
 from ghost_agent.agent.turn import ClientDisconnected, Turn
 from ghost_agent.distill.collector import TrajectoryCollector
 from ghost_agent.distill.outcome_heuristics import apply_chat_outcome_heuristics
+from ghost_agent.distill.redact import redact_text
 from ghost_agent.distill.trajectory import Outcome, Source, Step, Trajectory
 from ghost_agent.llm import wire
 from ghost_agent.llm.base import BackendError
@@ -53,6 +54,9 @@ def build_trajectory(turn: Turn, error: BaseException | None) -> Trajectory:
         "stream": turn.stream,
         "messages": len(turn.body.get("messages") or []),
     }
+    for key in ("user", "metadata"):  # the client's own labels for the request, kept with its record
+        if turn.body.get(key) is not None:
+            extra[key] = turn.body[key]
     if tool_calls:
         extra["client_tool_calls"] = tool_calls  # the client runs these tools, not us
     failure_reason = None
@@ -63,7 +67,8 @@ def build_trajectory(turn: Turn, error: BaseException | None) -> Trajectory:
         extra["client_disconnected"] = True
     elif error is not None:
         extra["error"] = repr(error)
-    for key in ("lessons_shown", "agent", "corrected_prior", "lessons_retracted"):
+    for key in ("lessons_shown", "agent", "corrected_prior", "lessons_retracted", "choice", "client_tools",
+                "structured"):
         if turn.state.get(key) is not None:
             extra[key] = turn.state[key]
     steps = [s if isinstance(s, Step) else Step.from_dict(s) for s in turn.state.get("steps", [])]
@@ -99,7 +104,7 @@ def settle_outcome(traj: Trajectory, turn: Turn, error: BaseException | None, re
         return
     if verdict.get("verdict") == "REFUTED":
         traj.outcome = Outcome.FAILED
-        traj.failure_reason = f"verifier: {verdict.get('note') or 'refuted'}"[:500]
+        traj.failure_reason = redact_text(f"verifier: {verdict.get('note') or 'refuted'}")[:500]  # redact, then cut
         traj.extra["outcome_source"] = "self"
     elif verdict.get("verdict") == "CONFIRMED":
         traj.outcome = Outcome.PASSED

@@ -3,7 +3,10 @@
 Agent path, in order: the tool loop (MCTS/PRM-picked actions run in the sandbox, `agent/loop.py`), then on
 tool-using turns the verifier; a confident REFUTED appends a note to the reply and retracts the lessons this
 turn's id produced (DESIGN §4 step 5). A recovered turn the verifier CONFIRMED leaves a lesson candidate that
-the `LearnOnRecovery` finisher writes after delivery.
+the `LearnOnRecovery` finisher writes after delivery (a distilled, bounded lesson scoped to this session).
+
+Lessons reach the model only as the memory bus's delimited notes block in front of the last user message
+(`prompting.with_notes`), never as system text, on every path: fast, answer-first and tool loop.
 
 Streaming agent turns (`agent/streaming.py`) send the role chunk at once and the answer when it exists; tool
 progress is streamed as content only with `--stream-tool-progress`.
@@ -15,9 +18,14 @@ import asyncio
 import time
 from typing import Any
 
+from ghost_agent.agent import structured
 from ghost_agent.agent.answer_first import AnswerFirst, CheckConfig
+from ghost_agent.agent.choices import respond_choices
+from ghost_agent.agent.client_tools import ClientToolCalls, follow_up, wants_conversion
+from ghost_agent.agent.learn import lesson_from_recovery
 from ghost_agent.agent.loop import LoopConfig, LoopEvent, LoopResult, ToolLoop
-from ghost_agent.agent.memory_bus import system_extra
+from ghost_agent.agent.memory_bus import lesson_notes, system_extra
+from ghost_agent.agent.prompting import direct_messages
 from ghost_agent.agent.request_kind import RequestKind, classify
 from ghost_agent.agent.routing import takes_agent_path
 from ghost_agent.agent.services import AgentServices
@@ -28,6 +36,7 @@ from ghost_agent.llm import wire
 from ghost_agent.llm.base import BackendError
 from ghost_agent.logging import get_logger
 from ghost_agent.mcts import MCTSReasoner
+from ghost_agent.memory.sanitize import neutralize
 from ghost_agent.sandbox.base import ExecLimits
 from ghost_agent.tools.base import ToolContext
 from ghost_agent.verifier import Evidence, Verdict, Verifier
@@ -46,11 +55,25 @@ class RespondStage:
     def __init__(self, services: AgentServices) -> None:
         self.services = services
         self.fast = BackendCallStage(services.backend)
+        self.client_tools = ClientToolCalls(services.backend)
 
     async def run(self, turn: Turn) -> None:
+        if turn.n > 1:
+            # Agent turns share the session's workspace: one after the other. Fast-path calls run concurrently.
+            await respond_choices(turn, self._respond_one, concurrent=not takes_agent_path(turn))
+            return
+        await self._respond_one(turn)
+
+    async def _respond_one(self, turn: Turn) -> None:
         if not takes_agent_path(turn):
-            inject_lessons(turn)
-            await self.fast.run(turn)
+            await self.fast.run(turn, body=fast_body(turn))
+            if wants_conversion(turn.body):
+                if turn.chunks is not None:
+                    turn.chunks = self.client_tools.convert_stream(turn, turn.chunks)
+                else:
+                    await self.client_tools.convert_response(turn)
+            elif turn.response is not None and structured.kind(turn.body.get("response_format")):
+                await self._structured(turn)
             return
         agent = AgentTurn(self.services, turn)
         if turn.stream:
@@ -61,6 +84,28 @@ class RespondStage:
                 model=str(turn.body.get("model") or ""), content=text, usage_obj=turn.usage,
                 id=_completion_id(turn),
             )
+            if turn.state.get("logprobs") is not None:
+                turn.response["choices"][0]["logprobs"] = turn.state.pop("logprobs")
+
+
+    async def _structured(self, turn: Turn) -> None:
+        """Fast path under `response_format`: the reply parses and validates, after one repair round if not."""
+        assert turn.response is not None
+        choices = turn.response.get("choices") or [{}]
+        message = choices[0].get("message") if isinstance(choices[0], dict) else None
+        if not isinstance(message, dict) or not isinstance(message.get("content"), str):
+            return
+        content: str = message["content"]
+
+        async def ask(instruction: str) -> str:
+            reply = await follow_up(self.services.backend, turn, content, instruction)
+            return reply["content"] if isinstance(reply.get("content"), str) else ""
+
+        message["content"], turn.state["structured"] = await structured.ensure(
+            content, turn.body.get("response_format"), ask
+        )
+        if not turn.state["structured"].get("valid", True):
+            log.warning("structured_output_invalid", request_id=turn.request_id, **turn.state["structured"])
 
 
 def choose_strategy(setting: str, kind: RequestKind) -> str:
@@ -71,12 +116,15 @@ def choose_strategy(setting: str, kind: RequestKind) -> str:
     return "action-loop" if kind.files else "answer-first"
 
 
-def inject_lessons(turn: Turn) -> None:
-    """Fast path: put the per-turn system block (lessons, selfhood) in front of the client's messages."""
-    extra = system_extra(turn)
+def fast_body(turn: Turn) -> JSON:
+    """The fast path's request: a copy of the client's body with the per-turn system text (selfhood) in front
+    and the lessons block in the last user message; `turn.body` itself is never changed (it is what the
+    trajectory records as the user's request). Client tools → the body as sent: the client drives that turn."""
+    extra, notes = system_extra(turn), lesson_notes(turn)
     messages = turn.body.get("messages")
-    if extra and isinstance(messages, list) and not turn.body.get("tools"):
-        turn.body["messages"] = [{"role": "system", "content": extra}, *messages]
+    if not (extra or notes) or not isinstance(messages, list) or turn.body.get("tools"):
+        return turn.body
+    return {**turn.body, "messages": direct_messages(extra, messages, notes)}
 
 
 def _completion_id(turn: Turn) -> str:
@@ -111,21 +159,25 @@ class AgentTurn:
         )
         with workspaces.active(turn.session_id):
             ctx = ToolContext.for_session(
-                workspaces, turn.session_id, sandbox=sandbox, limits=limits, memory_searcher=self._searcher()
+                workspaces, turn.session_id, sandbox=sandbox, sandbox_error=services.sandbox_error, limits=limits,
+                memory_searcher=self._searcher(),
             )
             kind = classify(user_request, ctx.workspace)
             strategy = choose_strategy(settings.agent_strategy, kind)
+            if structured.kind(turn.body.get("response_format")):
+                strategy = "answer-first"  # the reply must be the client's JSON, generated under its constraint
             turn.state["request_kind"] = kind.label
             try:
                 if strategy == "answer-first":
                     result = await AnswerFirst(services.backend, services.registry, self._check_config()).run(
                         list(turn.body.get("messages") or []), ctx, user_request=user_request,
-                        extra_system=system_extra(turn), client_body=turn.body, on_event=on_event, kind=kind,
+                        extra_system=system_extra(turn), notes=lesson_notes(turn), client_body=turn.body,
+                        on_event=on_event, kind=kind,
                     )
                 else:
                     result = await self._loop(turn).run(
                         list(turn.body.get("messages") or []), ctx, user_request=user_request,
-                        extra_system=system_extra(turn), on_event=on_event,
+                        extra_system=system_extra(turn), notes=lesson_notes(turn), on_event=on_event,
                     )
             except BackendError as exc:
                 turn.state["steps"] = list(getattr(exc, "partial_steps", []) or [])
@@ -136,6 +188,8 @@ class AgentTurn:
         else:
             text = await self._verify(user_request, result)
         turn.state["final_response"] = text
+        if result.logprobs is not None and text == result.final_text:
+            turn.state["logprobs"] = result.logprobs
         turn.state["steps"] = result.steps
         turn.state["agent"] = {
             "strategy": strategy,
@@ -248,9 +302,17 @@ class AgentTurn:
         if memory is None:
             return None
 
+        session = self.turn.session_id
+
         async def search(query: str, k: int) -> list[JSON]:
-            found = await memory.asearch(query, k)
-            return [{**s.lesson.to_dict(), "score": s.score} for s in found]
+            # What the memory bus may show this session, and only the lessons' text (neutralized like the notes
+            # block): no other session's lessons, no session ids or provenance in the prompt.
+            found = await memory.asearch(query, k, session=session)
+            return [
+                {"task": neutralize(s.lesson.task), "solution": neutralize(s.lesson.solution),
+                 "mistake": neutralize(s.lesson.mistake), "id": s.lesson.id, "score": round(s.score, 3)}
+                for s in found
+            ]
 
         return search
 
@@ -273,7 +335,9 @@ class AgentTurn:
             text += verifier.note_for_reply(verdict)
             if services.memory is not None and turn.trajectory_id:
                 try:
-                    removed = await services.memory.aretract_lessons_from_trajectory(turn.trajectory_id)
+                    removed = await services.memory.aretract_lessons_from_trajectory(
+                        turn.trajectory_id, reason="verifier"
+                    )
                     turn.state["lessons_retracted"] = removed
                 except Exception as exc:  # noqa: BLE001 - never break the turn over bookkeeping
                     log.warning("retraction_failed", trajectory_id=turn.trajectory_id, error=repr(exc))
@@ -282,36 +346,4 @@ class AgentTurn:
         return text
 
 
-def lesson_from_recovery(user_request: str, result: LoopResult) -> dict[str, str] | None:
-    """The mistake (the first failed step) and the fix (the first successful step after it), or None."""
-    steps = result.steps
-    for i, failed in enumerate(steps):
-        if failed.ok:
-            continue
-        for fixed in steps[i + 1:]:
-            if fixed.ok:
-                return {
-                    "task": user_request[:300],
-                    "mistake": f"{failed.tool_name} failed ({_failure_line(failed)}) "
-                    f"{_args_summary(failed.tool_args)}"[:600],
-                    "solution": f"{fixed.tool_name} {_args_summary(fixed.tool_args)}"[:600],
-                }
-        return None
-    return None
-
-
-def _failure_line(step: Any) -> str:
-    """The most telling line of a failure: the last line of the output (a traceback's exception), else the error."""
-    lines = [ln.strip() for ln in (step.result_preview or "").splitlines() if ln.strip() and "[exit code" not in ln]
-    return (lines[-1] if lines else step.error or "error")[:200]
-
-
-def _args_summary(args: Any) -> str:
-    if isinstance(args, dict):
-        for key in ("code", "command", "cmd"):
-            if isinstance(args.get(key), str):
-                return f"with {key}:\n{args[key][:500]}"
-    return str(args)[:500]
-
-
-__all__ = ["AgentTurn", "LoopEvent", "RespondStage", "inject_lessons", "lesson_from_recovery"]
+__all__ = ["AgentTurn", "LoopEvent", "RespondStage", "fast_body", "lesson_from_recovery"]

@@ -1,7 +1,8 @@
 """The router stage (DESIGN §4 step 3): fast path (one backend call) or the full agent, decided per request.
 
 Requests carrying the client's own `tools` are passed through (the client runs those tools itself, DESIGN §4),
-so they take the fast path with reason `client_tools`. Otherwise the learned router decides, fail-safe to the
+so they take the fast path with reason `client_tools`; so do requests with image, audio or file parts (reason
+`non_text_content`: only the model can read them). Otherwise the learned router decides, fail-safe to the
 agent when it is unsure; untrained, its prior decides (`router/prior.py`: conversation and facts fast, code,
 numbers and files to the agent); `--router always-agent|always-fast` forces a route and still reports p.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 from ghost_agent.agent.services import AgentServices
 from ghost_agent.agent.turn import Turn
+from ghost_agent.llm import content_parts
 from ghost_agent.logging import get_logger
 
 log = get_logger("agent.router")
@@ -26,6 +28,9 @@ class RouterStage:
     async def run(self, turn: Turn) -> None:
         if turn.body.get("tools"):
             decision = {"decision": "fast", "p": None, "reason": "client_tools", "model": None}
+        elif content_parts.has_non_text(turn.body):
+            # Images, audio, files: only the model itself can read them; the agent's checks would lose them.
+            decision = {"decision": "fast", "p": None, "reason": "non_text_content", "model": None}
         else:
             decision = self.services.router.dispatch(turn.body).to_dict()
         turn.state["router"] = decision

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from ghost_agent.memory.store import SkillMemory
     from ghost_agent.sandbox.base import SandboxBackend
     from ghost_agent.sandbox.workspace import Workspaces
+    from ghost_agent.selfhood.service import Selfhood
     from ghost_agent.settings import Settings
     from ghost_agent.tools.registry import ToolRegistry
 
@@ -39,3 +40,5 @@ class AgentServices:
     sandbox: SandboxBackend | None = None
     sandbox_error: str | None = None
     recent: RecentTurns = field(default_factory=RecentTurns)
+    # The diary / self-state / narrative of the home; its narrative is the turn's wake-up prefix (memory stage).
+    selfhood: Selfhood | None = None

@@ -9,6 +9,7 @@ from typing import Any
 from ghost_agent.agent.turn import Turn
 from ghost_agent.distill.trajectory import new_trajectory_id
 from ghost_agent.llm.base import LLMBackend, request_timings
+from ghost_agent.llm.model_names import ModelNames, renamed
 from ghost_agent.llm.stream_fold import ChunkFolder
 
 JSON = dict[str, Any]
@@ -31,20 +32,22 @@ class ContextStage:
 class PrepareStage:
     """Normalize the client's body into what the backend receives.
 
-    The forwarded model name is the configured one when set; the client's otherwise. Streaming requests
-    always ask the backend for usage (the server counts tokens) and the usage chunk is withheld from
-    clients that did not ask for it.
+    The forwarded model name follows `ModelNames` (the configured `model`, the upstream's default under an
+    alias, else the client's); the name the reply will carry is noted in `turn.state["reply_model"]` for
+    `ReplyModelStage`. Streaming requests always ask the backend for usage (the server counts tokens) and the
+    usage chunk is withheld from clients that did not ask for it.
     """
 
     name = "prepare"
 
-    def __init__(self, forward_model: str | None) -> None:
-        self.forward_model = forward_model
+    def __init__(self, names: ModelNames | str | None) -> None:
+        if not isinstance(names, ModelNames):  # a bare forwarded name (None: the client's goes through)
+            names = ModelNames(advertised=names or "", forward=names or None)
+        self.names = names
 
     async def run(self, turn: Turn) -> None:
         body = turn.body
-        if self.forward_model:
-            body["model"] = self.forward_model
+        turn.state["reply_model"] = self.names.apply(body)
         if turn.stream:
             opts = body.get("stream_options")
             body["stream_options"] = {**(opts if isinstance(opts, dict) else {}), "include_usage": True}
@@ -58,18 +61,21 @@ class BackendCallStage:
     def __init__(self, backend: LLMBackend) -> None:
         self.backend = backend
 
-    async def run(self, turn: Turn) -> None:
+    async def run(self, turn: Turn, body: JSON | None = None) -> None:
+        """Call the backend with `body` (default: the turn's body; the fast path passes a copy carrying the
+        lessons block, so `turn.body` stays what the client sent and what is recorded)."""
+        body = turn.body if body is None else body
         request_timings.set(turn.timings)
         if not turn.stream:
             t0 = time.perf_counter()
-            turn.response = await self.backend.complete(turn.body)
+            turn.response = await self.backend.complete(body)
             turn.timings["ttft"] = (time.perf_counter() - t0) * 1000.0
             usage = turn.response.get("usage")
             turn.usage = usage if isinstance(usage, dict) else None
             choices = turn.response.get("choices") or [{}]
             turn.finish_reason = choices[0].get("finish_reason") if isinstance(choices[0], dict) else None
             return
-        turn.chunks = self._observe(turn, self.backend.stream(turn.body))
+        turn.chunks = self._observe(turn, self.backend.stream(body))
 
     @staticmethod
     async def _observe(turn: Turn, chunks: AsyncIterator[JSON]) -> AsyncIterator[JSON]:
@@ -91,3 +97,19 @@ class BackendCallStage:
                 if isinstance(choice, dict) and choice.get("finish_reason"):
                     turn.finish_reason = choice["finish_reason"]
             yield item
+
+
+class ReplyModelStage:
+    """The last stage: every reply names the model `PrepareStage` decided on (`ModelNames.reply_model`), on
+    every path, so a client sees one name whether the fast path, the agent or an upstream produced the text."""
+
+    name = "reply_model"
+
+    async def run(self, turn: Turn) -> None:
+        model = turn.state.get("reply_model")
+        if not isinstance(model, str):
+            return
+        if turn.response is not None:
+            turn.response["model"] = model
+        if turn.chunks is not None:
+            turn.chunks = renamed(turn.chunks, model)

@@ -36,6 +36,9 @@ class Turn:
     usage: JSON | None = None
     finish_reason: str | None = None
     state: JSON = field(default_factory=dict)
+    # `n > 1`: the reply is n independent choices, each run as its own turn (`agent/choices.py`).
+    n: int = 1
+    choices: list[Turn] = field(default_factory=list)
 
     def elapsed_ms(self) -> float:
         """Milliseconds since the turn started."""

@@ -11,6 +11,15 @@ lock + `flock`, cached descriptors, torn-tail repair). Durability (`durability=`
 ``"fsync"`` per append, ``"batch"`` (default: write-through, so a process crash loses nothing; fsync in
 `flush()`), or ``"none"``.
 
+Nothing a turn produced is lost to its own content: a record orjson cannot write (a lone surrogate, an
+integer past 64 bits, nesting past its limit) is repaired by `jsonsafe.sanitize` and written, with
+`extra.sanitized` set and a `trajectory_sanitized` warning.
+
+Bounded files: one day holds at most `max_session_files` session files; records of further sessions that day
+go to the day's shared `session-+overflow.jsonl` (their `session_id` intact), so clients inventing session
+ids cannot exhaust inodes or the directory, and no record is dropped. (The count is this process's view of
+the directory: files another process creates meanwhile are not counted until the next rescan.)
+
 Reading (`iter_trajectories`, `get`, `stats`) streams line by line, overlays the latest correction per id,
 and skips (counts, logs once per file) torn or corrupt lines. It never raises for bad data.
 """
@@ -21,6 +30,7 @@ import asyncio
 import hashlib
 import os
 import re
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
@@ -33,6 +43,7 @@ from ghost_agent.distill.appender import DURABILITY_POLICIES, MAX_OPEN_FILES, Li
 from ghost_agent.distill.corrections import CORRECTIONS_FILE, CorrectionsSidecar, make_correction
 from ghost_agent.distill.redact import redact_trajectory
 from ghost_agent.distill.trajectory import JSON, SCHEMA, Outcome, Source, Trajectory, parse_ts
+from ghost_agent.jsonsafe import sanitize
 from ghost_agent.logging import get_logger
 
 log = get_logger("distill.collector")
@@ -45,6 +56,9 @@ _NL = orjson.OPT_APPEND_NEWLINE
 # Fields we generate ourselves (never user content): restored after redaction so a redaction rule can never
 # break the store's own keys (filing day, overlay join).
 _STRUCTURAL = ("schema", "id", "ts")
+# `+` is outside the charset `session_file_name` produces: no session id can name this file.
+OVERFLOW_FILE = "session-+overflow.jsonl"
+_DAYS_TRACKED = 3  # days whose session-file names are held in memory for the cap
 
 Redactor = Callable[[JSON], JSON]
 TimeBound = datetime | date | str | None
@@ -144,9 +158,13 @@ class TrajectoryCollector:
         redactor: Redactor = redact_trajectory,
         max_open_files: int = MAX_OPEN_FILES,
         process_lock: bool = True,
+        max_session_files: int | None = None,
     ) -> None:
         self.root = Path(root)
         self.enabled = enabled
+        self.max_session_files = max_session_files
+        self._day_names: dict[str, set[str]] = {}
+        self._names_lock = threading.Lock()
         self.durability = durability
         self._redactor = redactor
         self._appender = LineAppender(
@@ -169,11 +187,23 @@ class TrajectoryCollector:
             return
         day = parse_ts(traj.ts).date().isoformat()  # = traj.day; ValueError on a bad ts, before any write
         record = traj.to_dict()
+        try:
+            path, line = self._encode(day, record)
+        except (TypeError, ValueError) as exc:  # orjson.JSONEncodeError is a TypeError; UnicodeError a ValueError
+            # Sanitize the record, not the redacted one: the redactor then runs over what is written, and if it
+            # still fails nothing is written.
+            record = sanitize(record)
+            record.setdefault("extra", {})["sanitized"] = True
+            path, line = self._encode(day, record)
+            log.warning("trajectory_sanitized", trajectory_id=str(record.get("id")), error=repr(exc)[:300])
+        self._appender.write_line(path, line)
+
+    def _encode(self, day: str, record: JSON) -> tuple[Path, bytes]:
         keep = {k: record[k] for k in _STRUCTURAL}
         clean = self._redactor(record)
         clean.update(keep)
         # The file name comes from the REDACTED session id: a secret in it must not land in a path either.
-        self._appender.write_line(self._path(day, clean.get("session_id")), orjson.dumps(clean, option=_NL))
+        return self._path(day, clean.get("session_id")), orjson.dumps(clean, option=_NL)
 
     def _path(self, day: str, session_id: Any) -> Path:
         key = (day, session_id if isinstance(session_id, str) else repr(session_id))
@@ -181,8 +211,25 @@ class TrajectoryCollector:
         if path is None:  # pathlib joins cost more than the write itself: memoize per (day, session)
             if len(self._paths) >= _PATH_MEMO:
                 self._paths.clear()
-            path = self._paths[key] = self.root / day / session_file_name(session_id)
+            path = self._paths[key] = self._admit(day, self.root / day / session_file_name(session_id))
         return path
+
+    def _admit(self, day: str, path: Path) -> Path:
+        """`path`, or the day's overflow file when the day already holds `max_session_files` session files."""
+        if self.max_session_files is None:
+            return path
+        with self._names_lock:
+            names = self._day_names.get(day)
+            if names is None:
+                names = self._day_names[day] = {p.name for p in self._day_files(day) if p.name != OVERFLOW_FILE}
+                for old in sorted(self._day_names)[:-_DAYS_TRACKED]:
+                    del self._day_names[old]
+            if path.name in names:
+                return path
+            if len(names) >= self.max_session_files:
+                return path.parent / OVERFLOW_FILE
+            names.add(path.name)
+            return path
 
     async def aappend(self, traj: Trajectory) -> None:
         """`append` off the event loop (an fsync policy may block for milliseconds)."""
@@ -198,10 +245,17 @@ class TrajectoryCollector:
         if not self.enabled:
             return
         record = make_correction(trajectory_id, outcome, reason, source=source)
+        try:
+            line = self._encode_correction(record)
+        except (TypeError, ValueError):
+            line = self._encode_correction(sanitize(record))
+        self._appender.write_line(self.corrections_path, line)
+
+    def _encode_correction(self, record: JSON) -> bytes:
         keep = {k: record[k] for k in ("trajectory_id", "outcome", "source", "ts")}
         clean = self._redactor(record)
         clean.update(keep)
-        self._appender.write_line(self.corrections_path, orjson.dumps(clean, option=_NL))
+        return orjson.dumps(clean, option=_NL)
 
     def flush(self) -> None:
         """fsync everything written since the last flush (no-op for durability "none")."""

@@ -3,30 +3,49 @@
 `redact_trajectory` runs inside every collector append and `redact_event` inside every structured log line.
 Each kind of secret is replaced by a typed placeholder; the text around it is kept as it was:
 
-    API keys: OpenAI, Anthropic, Slack, GitHub, Stripe  <REDACTED_API_KEY>
+    PEM private key blocks (RSA, EC, DSA, OpenSSH,      <REDACTED_PRIVATE_KEY>
+      PKCS#8, ENCRYPTED, PGP), whole or cut short
+    API keys: OpenAI, Anthropic, Slack, GitHub, Stripe, <REDACTED_API_KEY>
+      Google, Hugging Face, npm, GitLab, PyPI, SendGrid,
+      Twilio, ... (`redact_vendors.VENDOR_TOKENS`)
     AWS access key ids                                  <REDACTED_AWS_KEY>
-    AWS secrets, `password=…`-style assignments         <REDACTED_SECRET>
-    `Authorization: Bearer …` (HTTP and JSON-quoted)    Authorization: Bearer <REDACTED_TOKEN>
+    AWS secrets, `password=…`-style assignments,        <REDACTED_SECRET>
+      Azure AccountKey= / SAS sig= / AD client secrets
+    JWTs, OAuth/Vault tokens, `Authorization: …` values <REDACTED_TOKEN>
     Slack webhook URLs                                  <REDACTED_WEBHOOK>
-    `scheme://user:pass@` credentials                   scheme://<REDACTED_CREDENTIALS>@
+    `scheme://user:pass@`, `scheme://<token>@`          scheme://<REDACTED_CREDENTIALS>@
     `.onion` hosts, emails, non-loopback IPv4           <REDACTED_ONION>, <REDACTED_EMAIL>, <REDACTED_IP>
     `/home/<name>/…`, `/Users/<name>/…`                 /home/<user>/…, /Users/<user>/…
 
+The full list, with what is deliberately left alone, is in docs/privacy.md. Ids a client chooses become paths
+and log fields: `session_key` and `request_id` redact them first, then bound them; `redact_url` is how every
+configured URL is shown.
+
 Contract: idempotent (placeholders match no rule, and a pass repeats until nothing changes), order-preserving,
 linear time (patterns start with a literal, repeats are possessive or bounded, a rejected candidate never
-makes the scan go back far), inputs never mutated. Order of the rules: AWS first (it pairs an id with the
-secret after it, so it must see the id untouched), then context rules (URL credentials, headers, assignments),
-so a value is removed whole even where a shape rule would recognise only part of it, then shape rules
-(`sk-…`, `ghp_…`), then personal data.
+makes the scan go back far), inputs never mutated. Order of the rules: private key blocks first (their base64
+body holds fragments other rules would cut), then AWS (it pairs an id with the secret after it, so it must see
+the id untouched), then context rules (URL credentials, headers, assignments), so a value is removed whole even
+where a shape rule would recognise only part of it, then shape rules (`sk-…`, `ghp_…`, JWTs, the vendor table),
+then personal data.
 
 Speed: a record's strings are joined by a separator that every rule treats as a boundary and redacted as one
-text (per-call costs dominate short strings); every rule is gated by a literal (`str.find`/memchr speed) or
-has a literal prefix for sre's fast scan. About 50 us of CPU for an ordinary 4 KB record
-(bench/bench_redaction.py).
+text (per-call costs dominate short strings); every rule is gated by a single rare character (memchr speed)
+or a literal, and has a literal prefix for sre's fast scan; vendor prefixes sharing a separator are found by
+one search. An ordinary 4 KB record costs about a third more CPU than with the 14 kinds of the first rule set
+(about 50 us then; bench/bench_redaction.py).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import datetime as dt
+import enum
+import functools
+import hashlib
+import re
+import secrets
+import uuid
 from collections.abc import Iterator, MutableMapping
 from typing import Any
 
@@ -40,6 +59,7 @@ from ghost_agent.distill.redact_rules import (  # noqa: F401 - re-exported: the 
     MAX_DEPTH,
     MAX_PASSES,
     ONION,
+    PRIVATE_KEY,
     PROTECTED_FIELDS,
     SECRET,
     TOKEN,
@@ -218,9 +238,105 @@ def redact_trajectory(record: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+_LOG_NATIVE = (int, float, bool, type(None), dt.date, dt.time, uuid.UUID, enum.Enum)
+
+
+def _loggable(value: Any) -> Any:
+    """A log value as the sink will serialize it, so redaction sees the text that reaches the file: the sink
+    writes unknown objects (exceptions, paths, URLs) with `str()`, dataclasses as dicts."""
+    if isinstance(value, (str, dict, list, tuple)) or isinstance(value, _LOG_NATIVE):
+        return value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    return str(value)
+
+
 def redact_event(logger: Any, method: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
-    """structlog processor: redacts a log event's user-content fields, and secret-named fields whole."""
+    """structlog processor: every field of a log event redacted (request ids, settings and exception text as
+    much as user content), and fields named like a secret replaced whole."""
     for key, value in event.items():
-        if isinstance(value, (str, dict, list, tuple)) and (key in USER_CONTENT_KEYS or is_secret_key(key)):
+        value = _loggable(value)
+        if isinstance(value, (str, dict, list, tuple)):
             event[key] = _redact(value, secret=is_secret_key(key))  # same keys: safe while iterating
     return event
+
+
+# --- URLs and client-chosen ids --------------------------------------------------------------------------
+
+_URL_HEAD = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)([^/?#]*)")
+
+
+def redact_url(url: str) -> str:
+    """`url` fit to show or log: its userinfo (`user:password@`, `token@`) becomes `<REDACTED_CREDENTIALS>@`,
+    whatever it looks like, and its path, query and fragment go through the text rules (`?api_key=…`); the
+    scheme, host and port stay readable. Text that is not a URL is redacted as text."""
+    m = _URL_HEAD.search(url)
+    if m is None:
+        return redact_text(url)
+    authority = m.group(2)
+    at = authority.rfind("@")
+    if at >= 0:
+        authority = CREDENTIALS + authority[at:]
+    return redact_text(url[:m.start()]) + m.group(1) + authority + redact_text(url[m.end():])
+
+
+_ID_UNSAFE = re.compile(r"[^A-Za-z0-9._:=+/-]+")
+_READABLE_CHARS = 40
+# A digest of an id that held a secret. Slow on purpose (PBKDF2): the digest is stored (directory names, logs),
+# so guessing a weak secret from it should cost something. Only ids that hold a secret are ever hashed.
+_DIGEST_SALT = b"ghost-agent.client-id.v1"
+_DIGEST_ROUNDS = 10_000
+
+
+@functools.lru_cache(maxsize=1024)
+def _digest(value: str) -> str:
+    raw = value.encode("utf-8", "surrogatepass")
+    return hashlib.pbkdf2_hmac("sha256", raw, _DIGEST_SALT, _DIGEST_ROUNDS)[:8].hex()
+
+
+_PLACEHOLDER_NAME = re.compile(r"<(REDACTED_[A-Z_]+|user)>")
+
+
+def _pseudonym(redacted: str, suffix: str) -> str:
+    """What was redacted from an id (`REDACTED_API_KEY`, `REDACTED_AWS_KEY_REDACTED_SECRET`), then a suffix.
+    Only the kinds: the rest of an id that held a secret (a host, an account name) is no one's business either."""
+    kinds = dict.fromkeys(m.group(1) for m in _PLACEHOLDER_NAME.finditer(redacted))
+    readable = "_".join(kinds)[:_READABLE_CHARS].strip("_") or "redacted"
+    return f"{readable}-{suffix}"
+
+
+def session_key(value: str, *, max_len: int = 128) -> str:
+    """A client-chosen session id as the daemon stores and uses it (trajectory file, workspace directory, logs).
+
+    Redacted first, then bounded. An id holding no secret is itself, cut to `max_len`. One holding a secret
+    (an API key sent as `user`, an email) becomes `<what was redacted>-<16 hex digits>`, e.g.
+    `REDACTED_API_KEY-3f2a9c01d4e5b6a7`: the digits are a salted PBKDF2 digest of the whole id, so the same id
+    always maps to the same name (a session keeps its workspace and its trajectory file), distinct ids to
+    distinct names, and no part of the secret reaches a file or a path.
+    """
+    if redact_text(value) is value:
+        cut = value[:max_len]
+        if redact_text(cut) is cut:
+            return cut
+    return _pseudonym(redact_text(value), _digest(value))[:max_len]
+
+
+def request_id(value: str, *, max_len: int = 64) -> str:
+    """A client's `x-request-id` as the daemon logs, records and echoes it: redacted first, then reduced to
+    `[A-Za-z0-9._:=+/-]` and cut to `max_len`. One that holds a secret is replaced by
+    `<what was redacted>-<random hex>`: request ids need no stability, and a fresh one costs no hashing on a
+    path that runs before authentication. Empty when `value` is empty (the caller then makes its own)."""
+    if not value:
+        return ""
+    if redact_text(value) is value:
+        cut = _ID_UNSAFE.sub("_", value)[:max_len]
+        if redact_text(cut) is cut:
+            return cut
+    return _pseudonym(redact_text(value), secrets.token_hex(8))[:max_len]
+
+
+__all__ = [
+    "API_KEY", "AWS_KEY", "CREDENTIALS", "EMAIL", "IP", "MAX_DEPTH", "MAX_PASSES", "ONION", "PRIVATE_KEY",
+    "PROTECTED_FIELDS", "SECRET", "TOKEN", "TOO_DEEP", "USER", "USER_CONTENT_KEYS", "WEBHOOK", "is_secret_key",
+    "redact_event", "redact_obj", "redact_text", "redact_trajectory", "redact_url", "request_id", "session_key",
+]

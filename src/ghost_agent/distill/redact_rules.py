@@ -6,16 +6,21 @@ time) and the order the rules run in; this module is the rules and the pass that
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
 from typing import Final, NamedTuple
 
+from ghost_agent.distill.redact_vendors import VENDOR_TOKENS, VendorToken
+
 API_KEY: Final = "<REDACTED_API_KEY>"
 AWS_KEY: Final = "<REDACTED_AWS_KEY>"
 SECRET: Final = "<REDACTED_SECRET>"
 TOKEN: Final = "<REDACTED_TOKEN>"
+PRIVATE_KEY: Final = "<REDACTED_PRIVATE_KEY>"
 WEBHOOK: Final = "<REDACTED_WEBHOOK>"
 CREDENTIALS: Final = "<REDACTED_CREDENTIALS>"
 ONION: Final = "<REDACTED_ONION>"
@@ -142,6 +147,34 @@ def _url_creds(s: str, m: re.Match[str], floor: int) -> Hit | None:
     return None if m.end(2) - m.start(1) == 1 else Hit(m.start(1), m.end(2), CREDENTIALS)  # "://:@" hides nothing
 
 
+# A bare token as the whole userinfo ("https://<token>@host", Sentry DSNs, git remotes with a token).
+_URL_TOKEN_RE = re.compile(r"://([^\s/@:\x00\"'<>?#]{16,}+)@")
+
+
+def _url_token(s: str, m: re.Match[str], floor: int) -> Hit | None:
+    user = m.group(1)
+    if not (any(c in _DIGITS for c in user) and any(c.isalpha() for c in user)):
+        return None  # "://readonly_service_account@": a name, not a token
+    return Hit(m.start(1), m.end(1), CREDENTIALS)
+
+
+# A password in a connection string ("Server=db;Uid=app;Pwd=s3cret;"): only after a ";", since PWD= alone is the
+# shell's working directory.
+_CONN_PWD_RE = re.compile(r"pwd(?:(?<=;pwd)|(?<=; pwd))[ \t]*+=[ \t]*+([^;\s\"'\x00]++)")
+
+
+def _conn_pwd(s: str, m: re.Match[str], floor: int) -> Hit | None:
+    return None if _is_inert_value(m.group(1)) else Hit(m.start(1), m.end(1), SECRET)
+
+
+# The signature of an Azure shared access signature URL ("…?sv=2022-11-02&…&sig=AbC%2B…").
+_SAS_SIG_RE = re.compile(r"sig=(?<=[?&;]sig=)([A-Za-z0-9%+/=]{20,}+)")  # the literal first: sre scans for it fast
+
+
+def _sas_sig(s: str, m: re.Match[str], floor: int) -> Hit:
+    return Hit(m.start(1), m.end(1), SECRET)
+
+
 _SCHEMES = frozenset({"bearer", "basic", "token", "digest", "bot"})
 # Values are token68 (RFC 9110): they end where a token cannot go on, so they never swallow what follows.
 _AUTH_HEADER_RE = re.compile(
@@ -183,7 +216,7 @@ _VALUE_CAP = 128  # per candidate: a value holding a thousand "password=" is the
 # literal prefix, so a search would try every position of the text (measured ~100x slower than str.find).
 _ASSIGN_RE = re.compile(
     r"(?P<key>(?:secret|passw(?:or)?d|passphrase"
-    rf"|{_after(('api', 'private', 'access'))}key"
+    rf"|{_after(('api', 'private', 'access', 'account', 'master', 'signing', 'encryption', 'client'))}key"
     rf"|{_after(('access', 'auth', 'refresh', 'session', 'id', 'bot', 'oauth', 'api', 'bearer'))}token)"
     r"[a-z0-9_-]{0,24}+"
     rf"|(?<!{_GLUED_LOWER}|_)token)"  # bare "token=" only: pad_token, max_tokens and friends are not secrets
@@ -293,6 +326,131 @@ def _aws(s: str, m: re.Match[str], floor: int) -> Hit:
     return Hit(m.start(), m.end(), AWS_KEY + m.group(1) + SECRET)
 
 
+# A PEM private key block (PKCS#1/#8, EC, DSA, OpenSSH, ENCRYPTED, PGP): the whole block, from BEGIN to END,
+# in real lines or JSON-escaped ones. The body stops before any "-----"; a block without its END line (cut short)
+# is redacted through the end of its body when that body holds key material, so only a mention of the marker
+# (`if line.startswith("-----BEGIN RSA PRIVATE KEY-----")`) survives.
+_PEM_RE = re.compile(
+    r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"
+    r"(?P<body>(?:[A-Za-z0-9+/=\s\\:,.]|-(?!----))*+)"
+    r"(?P<end>-----END[ A-Z0-9]{0,40}-----)?"
+)
+_PEM_MIN_BODY = 16  # alphanumerics that make an unterminated body key material rather than a template
+
+
+def _pem(s: str, m: re.Match[str], floor: int) -> Hit | None:
+    if m.start("end") >= 0:
+        return Hit(m.start(), m.end(), PRIVATE_KEY)
+    end = m.end("body")
+    while end > m.start("body") and s[end - 1].isspace():
+        end -= 1
+    body = s[m.start("body"):end]
+    if sum(c in _ALNUM for c in body) < _PEM_MIN_BODY:
+        return None
+    return Hit(m.start(), end, PRIVATE_KEY)
+
+
+# A JSON Web Token (JWS, or the first parts of a JWE): a base64url JSON header, then dot-separated segments.
+_JWT_RE = re.compile(rf"eyJ(?<!{_GLUED}eyJ)[A-Za-z0-9_-]{{8,}}+(?:\.[A-Za-z0-9_-]*+){{1,4}}")
+_JOSE_KEYS = (b'"alg"', b'"typ"', b'"enc"', b'"kid"', b'"cty"')
+
+
+def _jwt(s: str, m: re.Match[str], floor: int) -> Hit | None:
+    token = m.group()
+    header, _, rest = token.partition(".")
+    cut = len(header) - len(header) % 4
+    try:
+        decoded = base64.urlsafe_b64decode(header[:cut])
+    except (binascii.Error, ValueError):
+        decoded = b""
+    # A JOSE header proves it; else a second JSON segment ("eyJ…" or "{}" = "e30") must follow.
+    if not any(key in decoded for key in _JOSE_KEYS) and not rest.startswith(("eyJ", "e30")):
+        return None
+    end = m.end()
+    while s[end - 1] == ".":  # the full stop of a sentence ending with a token
+        end -= 1
+    return Hit(m.start(), end, TOKEN)
+
+
+# Characters from rare to common in ordinary text and code. A rule is gated by the rarest character of its literal:
+# one `in` over a text costs a memchr for a single character but a full slow scan for a longer literal, and the
+# rule's own regex search (sre's fast literal-prefix scan) follows only when that character occurs at all.
+_RARITY = "~^|`\\QZJXKVWYUHGFBOqzjxkvDLMCPNRIASTEbpygw9876543210fmucldhrsnioate-_.:=/ "
+
+
+def _rare(literal: str) -> str:
+    """The character of `literal` least likely to occur in a text (see `_RARITY`)."""
+    return min(literal, key=lambda c: _RARITY.find(c) % (len(_RARITY) + 1))
+
+
+_SEPARATORS = "_-."
+
+
+def _vendor_rules() -> tuple[_Rule, ...]:
+    """The vendor table as rules. A literal with a separator ("hf_", "GOCSPX-", "hvs.") joins the family of its
+    first separator: one search for that character, then lookbehinds for the literals' heads, instead of one
+    scan of the text per literal (that made redaction twice as slow). The others get a rule each, gated by their
+    rarest character."""
+    singles: list[_Rule] = []
+    families: dict[str, list[tuple[str, int, re.Pattern[str], VendorToken]]] = {}
+    for spec in VENDOR_TOKENS:
+        for literal in spec.literals:
+            escaped = re.escape(literal)
+            full = re.compile(f"{escaped}(?<!{_GLUED}{escaped}){spec.rest}")
+            sep = next((i for i, c in enumerate(literal) if c in _SEPARATORS), -1)
+            if sep < 0:
+                singles.append(_Rule(spec.name, full, partial(_vendor_family, [("", len(literal), full, spec)]),
+                                     gate=(_rare(literal),)))
+            else:
+                families.setdefault(literal[sep], []).append((literal[:sep + 1], len(literal), full, spec))
+    rules = singles
+    for char, members in families.items():
+        heads = sorted({head for head, _, _, _ in members})
+        regex = re.compile(re.escape(char) + "(?:" + "|".join(f"(?<={re.escape(h)})" for h in heads) + ")")
+        rules.append(_Rule(f"vendor_tokens{char}", regex, partial(_vendor_family, members), gate=(char,)))
+    return tuple(rules)
+
+
+def _vendor_family(
+    members: list[tuple[str, int, re.Pattern[str], VendorToken]], s: str, m: re.Match[str], floor: int
+) -> Hit | None:
+    """A vendor token whose head ends where `m` does (`m` is the whole literal for a single rule)."""
+    for head, literal_len, full, spec in members:
+        start = m.end() - len(head) if head else m.start()
+        if start < floor or (head and not s.startswith(head, start)):
+            continue
+        token = full.match(s, start) if head else m
+        if token is None or (spec.check is not None and not spec.check(token.group()[literal_len:])):
+            continue
+        return Hit(start, token.end(), TOKEN if spec.token else API_KEY)
+    return None
+
+
+# Shapes anchored on an inner literal; the handler looks left for the rest. (Mailchimp's "<32 hex>-us<n>" and
+# Terraform Cloud's "<14>.atlasv1.<60+>" were left out: a scan each for rare kinds with weak anchors.)
+_TELEGRAM_RE = re.compile(r":AA[A-Za-z0-9_-]{31,}+")  # "<bot id>:AA<33 chars>"
+
+
+def _telegram(s: str, m: re.Match[str], floor: int) -> Hit | None:
+    start = _expand_left(s, m.start(), _DIGITS, max(floor, m.start() - 16))
+    if m.start() - start < 5 or _glued(s, start, _ALNUM):
+        return None
+    return Hit(start, m.end(), API_KEY)
+
+
+_AZURE_AD_RE = re.compile(r"Q~[A-Za-z0-9_~.-]{31,}+")  # "<3 chars><digit>Q~<31-34 chars>"
+_AZURE_AD_CHARS = _ALNUM | frozenset("_~.")
+
+
+def _azure_ad(s: str, m: re.Match[str], floor: int) -> Hit | None:
+    start = m.start() - 4
+    if start < floor or m.end() - m.start() > 36 or not s[m.start() - 1].isdigit():
+        return None
+    if not all(c in _AZURE_AD_CHARS for c in s[start:m.start()]) or _glued(s, start, _AZURE_AD_CHARS):
+        return None
+    return Hit(start, m.end(), SECRET)
+
+
 # --- personal data -------------------------------------------------------------------------------------
 
 _ONION_RE = re.compile(r"\.onion(?![a-z0-9-])")
@@ -363,11 +521,15 @@ def _keep_ip(octets: list[int]) -> bool:
 
 
 _RULES: Final = (
-    # First: the only rule that pairs two tokens (an id, then its secret), so it must see the id before any
-    # context rule swallows it ("Bearer AKIA…, <secret>").
+    # A private key block first: its body is base64 in which later rules would find (and cut) fragments.
+    _Rule("private_key", _PEM_RE, _pem, gate=(_rare("PRIVATE KEY"),)),
+    # The only rule that pairs two tokens (an id, then its secret), so it must see the id before any context
+    # rule swallows it ("Bearer AKIA…, <secret>").
     _Rule("aws", _AWS_RE, _aws),
     _Rule("webhook", _WEBHOOK_RE, _webhook, on_lower=True, gate=("hooks.slack.com",)),
     _Rule("url_credentials", _URL_CREDS_RE, _url_creds, gate=("@",)),
+    _Rule("connection_string_pwd", _CONN_PWD_RE, _conn_pwd, on_lower=True, gate=(";",)),
+    _Rule("azure_sas_signature", _SAS_SIG_RE, _sas_sig, gate=("&", ";", "?")),
     _Rule("auth_header", _AUTH_HEADER_RE, _auth_header, on_lower=True, gate=("authorization",)),
     _Rule("bearer", _BEARER_RE, _bearer, on_lower=True),
     _Rule("assignment", _ASSIGN_RE, _assignment, on_lower=True, searcher=_assign_searcher),
@@ -375,6 +537,11 @@ _RULES: Final = (
     _Rule("slack", _SLACK_RE, _slack, gate=("-",)),
     _Rule("github", _GITHUB_RE, _whole, gate=("_",)),
     _Rule("github_fine_grained", _GITHUB_PAT_RE, _whole, gate=("github_pat_",)),
+    _Rule("jwt", _JWT_RE, _jwt, gate=("J",)),
+    *_vendor_rules(),
+    _Rule("telegram_bot", _TELEGRAM_RE, _telegram, gate=(":",)),
+    _Rule("azure_ad_client_secret", _AZURE_AD_RE, _azure_ad, gate=("~",)),
+    _Rule("url_token", _URL_TOKEN_RE, _url_token, gate=("@",)),  # after the shapes: a known token keeps its type
     _Rule("email", _EMAIL_RE, _email, gate=("@",)),  # before onion: alice@x.onion hides alice too
     _Rule("onion", _ONION_RE, _onion, on_lower=True),
     _Rule("home", _HOME_RE, _home),

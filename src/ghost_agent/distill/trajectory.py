@@ -198,6 +198,8 @@ class Trajectory:
         ours, unknown = _split_known(data, _TRAJ_FIELDS)
         if not ours.get("id"):
             raise ValueError("trajectory record without an id")
+        if not isinstance(ours["id"], str):  # readers skip and count it as corrupt rather than invent an id
+            raise ValueError(f"trajectory id must be a string, not {type(ours['id']).__name__}")
         extra = dict(ours.get("extra") or {})
         if unknown:
             extra[UNKNOWN_KEY] = unknown

@@ -1,17 +1,21 @@
 """User-correction classifier: is the user's new message a correction of the agent's previous answer?
 
 The user's next message is the cheapest supervisor free-form chat has. When it corrects the agent, the
-prior turn failed by the user's own verdict. Two lexical signals must BOTH fire (either alone has too many
-false positives - "No, I think you're right" is a phrase without a rephrase; a follow-up on the same topic
-is a rephrase without a phrase):
+prior turn failed by the user's own verdict. `classify_user_correction` scores the message with the lexical
+cues of `distill/correction_cues.py`, combined as `distill/correction_score.py` says — explicit verdicts
+("that's wrong", "not what I asked", "you forgot …", "still doesn't work", "I said …", a leading "no" that
+answers no question) are enough on their own; weaker
+evidence (a contrast "X, not Y", "it should be …", "that's <something else>", a hedge, a rephrase of the prior
+request) needs company — and uses the context to tell a verdict from courtesy: "no thanks", "No, that's all",
+a "no" answering the assistant's own question, "Great, now …", "Actually, one more thing: …". A plain
+counter-statement with no correction wording ("5040", "the Volga is longer", "It's Ottawa") is read against the
+prior request and reply by `distill/user_correction_contradiction.py`.
 
-* **A - `phrase`**: the current message STARTS with a correction phrase ("no", "actually", "that's wrong",
-  "I meant", "try again", "still doesn't work", ...). Anchoring matters: a "no" inside a sentence is a
-  discourse word, not a verdict. Leading whitespace/punctuation and a short filler ("please", "sorry",
-  "hmm", "um", "uh", "well") are tolerated, so "Sorry, I meant X" and "Please try again" still count.
-* **B - `rephrase`**: the content-token Jaccard overlap between the prior and the current user message is
-  at least `JACCARD_REPHRASE_THRESHOLD`, and the current message has at least
-  `MIN_CURRENT_TOKENS_FOR_REPHRASE` content tokens (a bare "no" cannot look like a rephrase of anything).
+Measured on the labelled set `tests/distill/data/user_corrections.jsonl` (`bench/bench_correction_detector.py`).
+The original two-signal rule — an anchored correction phrase AND a rephrase (content-token Jaccard ≥ 0.40), both
+required — is kept as `classify_user_correction_legacy` for that comparison: it never false-alarms but misses
+almost every correction people actually write ("No, wrong format — tell me what 15% of 2340 dollars is, as
+$351.00" overlaps its request by 0.27).
 
 Purely lexical: no model call, no embeddings, no I/O - it runs on the request path before the turn starts.
 """
@@ -21,15 +25,20 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ghost_agent.distill.correction_score import CORRECTION_SCORE_THRESHOLD, score_cues
+
 JACCARD_REPHRASE_THRESHOLD = 0.40
 MIN_CURRENT_TOKENS_FOR_REPHRASE = 2
 
 SIGNAL_PHRASE = "phrase"
 SIGNAL_REPHRASE = "rephrase"
+# A rephrase of the prior request is supporting evidence only: "Great, now do the same for Java" re-asks too.
+REPHRASE_SUPPORT_WEIGHT = 0.3
+REPHRASE_SCAN_CHARS = 1000  # overlap and topic are measured on at most this much of each message
 
-# Correction phrases, written plainly; `_phrase_pattern` makes apostrophes optional (curly or straight)
-# and lets any run of whitespace separate words. Longer phrases first so `matched_phrase` names the most
-# specific one ("still doesn't work" rather than a shorter overlap).
+# The legacy rule's correction phrases (`match_correction_phrase`), written plainly; `_phrase_pattern` makes
+# apostrophes optional (curly or straight) and lets any run of whitespace separate words. Longer phrases first so
+# `match_correction_phrase` names the most specific one ("still doesn't work" rather than a shorter overlap).
 CORRECTION_PHRASES: tuple[str, ...] = (
     "that's not what i asked",
     "that's not what i wanted",
@@ -137,25 +146,79 @@ _TOKEN_RE = re.compile(r"\w+(?:'\w+)*")
 
 @dataclass(frozen=True)
 class CorrectionVerdict:
-    """The classifier's answer for one (prior, current) pair of user messages.
+    """The classifier's answer for one follow-up message.
 
-    `is_correction` is True only when both signals fired; `signals` names those that fired, in the order
-    ("phrase", "rephrase"); `jaccard` is the content-token overlap (computed even when the token floor kept
-    Signal B from firing, 0.0 when either side has no content tokens); `matched_phrase` is the correction
-    phrase Signal A matched, lowercased, or None.
+    `is_correction` is the decision; `signals` names the cues that fired, in the order found (the legacy
+    classifier's are "phrase", "rephrase"); `jaccard` is the content-token overlap with the prior user message
+    (0.0 when either side has no content tokens); `matched_phrase` is the leading cue the message opens with,
+    lowercased ("no", "actually", "wrong", ...), or None; `score` is the summed cue weight (the decision is
+    `score >= CORRECTION_SCORE_THRESHOLD`); `reason` is a one-line account for logs and the sidecar.
     """
 
     is_correction: bool
     signals: tuple[str, ...] = ()
     jaccard: float = 0.0
     matched_phrase: str | None = None
+    score: float = 0.0
+    reason: str = ""
 
 
-def classify_user_correction(prior_user_text: object, current_user_text: object) -> CorrectionVerdict:
-    """Classify `current_user_text` as a correction of the turn that answered `prior_user_text`.
+def classify_user_correction(
+    prior_user_text: object, current_user_text: object, prior_reply_text: object = None
+) -> CorrectionVerdict:
+    """Classify `current_user_text` as a correction of the reply `prior_reply_text` to `prior_user_text`.
 
-    Never raises: None or any non-string input is treated as an empty message (→ not a correction).
+    The reply is optional context: when it ended by asking the user something, a leading "no" is an answer, not
+    a verdict. Never raises: None or any non-string input is treated as an empty message (→ not a correction).
     Callers holding OpenAI content-part lists should join the text parts first.
+    """
+    prior = prior_user_text if isinstance(prior_user_text, str) else ""
+    current = current_user_text if isinstance(current_user_text, str) else ""
+    reply = prior_reply_text if isinstance(prior_reply_text, str) else ""
+    current_tokens = content_tokens(_capped(current))
+    prior_tokens = content_tokens(_capped(prior))
+    overlap = jaccard(prior_tokens, current_tokens)
+    context = _stems(prior_tokens) | _stems(content_tokens(_capped(reply)))
+    on_topic = not _stems(current_tokens).isdisjoint(context)
+    score, hits = score_cues(current, reply, on_topic=on_topic, prior_request=prior)
+    signals = [h.name for h in hits]
+    if hits and len(current_tokens) >= MIN_CURRENT_TOKENS_FOR_REPHRASE and overlap >= JACCARD_REPHRASE_THRESHOLD:
+        signals.append(SIGNAL_REPHRASE)
+        score += REPHRASE_SUPPORT_WEIGHT
+    is_correction = score >= CORRECTION_SCORE_THRESHOLD - 1e-9  # weights like 0.6 + 0.4 sum in floating point
+    lead = next((h.text for h in hits if h.lead), None)
+    if lead is None and is_correction:  # "Please try again: …", "That's not what I asked": the legacy phrase list
+        lead = match_correction_phrase(current)
+    cues = " + ".join(signals) if signals else "no cue"
+    return CorrectionVerdict(
+        is_correction=is_correction,
+        signals=tuple(signals),
+        jaccard=overlap,
+        matched_phrase=" ".join(lead.split()) if lead else None,
+        score=round(score, 3),
+        reason=f"{cues} (score={score:.2f}, jaccard={overlap:.2f})",
+    )
+
+
+def _stems(tokens: frozenset[str]) -> set[str]:
+    """Tokens with a plural "s" dropped ("haikus" ~ "haiku"), for the on-topic test only."""
+    return {t[:-1] if len(t) > 3 and t.endswith("s") and not t.endswith("ss") else t for t in tokens}
+
+
+def _capped(text: str) -> str:
+    """Head and tail of a long message (pasted code or logs): enough to measure a rephrase, bounded in cost."""
+    if len(text) <= REPHRASE_SCAN_CHARS:
+        return text
+    half = REPHRASE_SCAN_CHARS // 2
+    return text[:half] + " " + text[-half:]
+
+
+def classify_user_correction_legacy(prior_user_text: object, current_user_text: object) -> CorrectionVerdict:
+    """The original two-signal rule, kept for comparison: an anchored correction phrase AND a rephrase.
+
+    Signal A (`phrase`): the message STARTS with a correction phrase (`CORRECTION_PHRASES`, a short filler
+    tolerated). Signal B (`rephrase`): content-token Jaccard with the prior user message is at least
+    `JACCARD_REPHRASE_THRESHOLD` and the message has at least `MIN_CURRENT_TOKENS_FOR_REPHRASE` content tokens.
     """
     prior = prior_user_text if isinstance(prior_user_text, str) else ""
     current = current_user_text if isinstance(current_user_text, str) else ""
@@ -167,11 +230,14 @@ def classify_user_correction(prior_user_text: object, current_user_text: object)
         signals.append(SIGNAL_PHRASE)
     if len(current_tokens) >= MIN_CURRENT_TOKENS_FOR_REPHRASE and score >= JACCARD_REPHRASE_THRESHOLD:
         signals.append(SIGNAL_REPHRASE)
+    is_correction = len(signals) == 2
     return CorrectionVerdict(
-        is_correction=len(signals) == 2,
+        is_correction=is_correction,
         signals=tuple(signals),
         jaccard=score,
         matched_phrase=phrase,
+        score=float(len(signals)),
+        reason=f"{' + '.join(signals) or 'no signal'} (jaccard={score:.2f})",
     )
 
 

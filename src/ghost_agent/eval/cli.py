@@ -74,7 +74,8 @@ def _common() -> argparse.ArgumentParser:
 
 
 def add_commands(commands: Any) -> None:
-    """Add `freeze` and `compare` to a subparsers action (shared by `ghost-agent eval` and the script)."""
+    """Add `freeze`, `compare` and `transfer` to a subparsers action (shared by `ghost-agent eval` and the
+    script)."""
     common = _common()
     freeze = commands.add_parser(
         "freeze", parents=[common], help="run the suite and write the result as the baseline",
@@ -91,6 +92,9 @@ def add_commands(commands: Any) -> None:
                          help="the frozen result (default: $GHOST_HOME/system/eval/<suite>.json)")
     compare.add_argument("--output", type=Path, default=None, metavar="PATH", help="also write this run's result")
     compare.set_defaults(func=cmd_eval, parser=compare, eval_command="compare")
+    from ghost_agent.eval.transfer_cli import add_command as add_transfer  # "does it learn?" (its own flags)
+
+    add_transfer(commands)
 
 
 def add_subparser(sub: Any) -> argparse.ArgumentParser:

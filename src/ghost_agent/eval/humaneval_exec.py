@@ -161,7 +161,8 @@ def run_humaneval(
     """Run an assembled program in the sandbox (default: `get_sandbox()`), blocking; `.ok` means it passed.
 
     A timeout is `timed_out=True`; a failed assert is a non-zero exit with the traceback in `stderr`.
-    SandboxError propagates when the sandbox itself cannot run.
+    SandboxError propagates when the sandbox itself cannot run: SandboxRefused, with the fix, where bubblewrap
+    cannot run (graded code never runs unisolated unless `--sandbox unisolated` opted in).
     """
     backend = sandbox if sandbox is not None else get_sandbox()
     return backend.run_sync("python", program, limits=humaneval_limits(timeout_s))

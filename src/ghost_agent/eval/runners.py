@@ -275,15 +275,23 @@ class HttpRunner:
             await asyncio.sleep(0.5)
 
     async def describe(self) -> JSON:
-        """The daemon's identity from `/health` (version, served model, backend, learned models); checks the
-        api key against `/v1/models`. RunnerError when unreachable, still starting after `timeout_s`, or 401."""
-        health = await self._health()
+        """The daemon's identity from `/v1/ghost/health` (version, served model, backend, learned models), once
+        `/health` no longer says `starting`; the detail route also checks the api key. RunnerError when
+        unreachable, still starting after `timeout_s`, or 401."""
+        await self._health()
         try:
-            models = await self._client.get("/v1/models")
+            detail = await self._client.get("/v1/ghost/health")
         except httpx.HTTPError as exc:
             raise RunnerError(f"cannot reach the daemon at {self.base_url}: {type(exc).__name__}: {exc}") from exc
-        if models.status_code == 401:
+        if detail.status_code == 401:
             raise RunnerError(f"the daemon at {self.base_url} refused the api key (401): pass --api-key")
+        try:
+            detail.raise_for_status()
+            health = detail.json()
+        except (httpx.HTTPError, ValueError) as exc:
+            raise RunnerError(f"{self.base_url}/v1/ghost/health failed: {type(exc).__name__}: {exc}") from exc
+        if not isinstance(health, dict):
+            raise RunnerError(f"{self.base_url}/v1/ghost/health did not answer a JSON object")
         backend = health.get("backend") if isinstance(health.get("backend"), dict) else {}
         learned = health.get("learned") if isinstance(health.get("learned"), dict) else {}
         return {

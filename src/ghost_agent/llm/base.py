@@ -68,6 +68,9 @@ class LLMBackend(abc.ABC):
     kind: str = "abstract"
     # True when start() takes long (loading a model): the server then serves /health while it runs.
     slow_start: bool = False
+    # Chat content-part types the model can read; None = whatever the client sends is passed on (an upstream
+    # decides). A request with other parts is refused with a 400 naming the part (docs/openai-api.md).
+    content_parts: frozenset[str] | None = None
 
     async def start(self) -> None:  # noqa: B027 - optional hook
         """Acquire resources (connection pool, loaded model). Called once by the server lifespan."""
@@ -90,3 +93,26 @@ class LLMBackend(abc.ABC):
     async def list_models(self) -> list[str]:
         """Model ids this backend serves (used for `/v1/models`)."""
         return []
+
+    # The rest of the OpenAI surface. A backend without one answers 501 (`not_supported`), never a 500.
+
+    async def embeddings(self, body: JSON) -> JSON:
+        """Run one `/v1/embeddings` request (OpenAI's body, `input` already validated); return its `list`
+        object (`data[i].embedding` as floats, or base64 when `encoding_format` asked for it)."""
+        raise not_supported(self.kind, "/v1/embeddings")
+
+    async def text_completion(self, body: JSON) -> JSON:
+        """Run one legacy `/v1/completions` request to the end; return its `text_completion` object."""
+        raise not_supported(self.kind, "/v1/completions")
+
+    def text_completion_stream(self, body: JSON) -> AsyncIterator[JSON]:
+        """Stream one legacy completion as `text_completion` chunk dicts (no `[DONE]` sentinel); raises
+        `BackendError` as `stream` does, possibly already when called."""
+        raise not_supported(self.kind, "/v1/completions")
+
+
+def not_supported(kind: str, what: str, hint: str = "") -> BackendError:
+    """The 501 a backend answers for a part of the API it does not serve."""
+    message = f"the {kind} backend does not serve {what}"
+    return BackendError(f"{message}; {hint}" if hint else message, status=501, type="not_supported_error",
+                        code="not_supported")

@@ -27,7 +27,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from ghost_agent.llm.base import JSON, BackendError, BackendHealth, LLMBackend, request_timings
+from ghost_agent.llm import embedded_text
+from ghost_agent.llm.base import JSON, BackendError, BackendHealth, LLMBackend, not_supported, request_timings
 from ghost_agent.llm.model_files import DEFAULT_MODEL, MODELS, ModelFileError, ensure_model_file, get_spec
 from ghost_agent.llm.stream_fold import ChunkFolder
 from ghost_agent.logging import get_logger
@@ -60,6 +61,8 @@ class EmbeddedBackend(LLMBackend):
     """
 
     kind = "embedded"
+    # A text-only model: image, audio and file parts are refused with a 400 rather than silently dropped.
+    content_parts = frozenset({"text"})
 
     def __init__(
         self,
@@ -72,6 +75,7 @@ class EmbeddedBackend(LLMBackend):
         served_name: str | None = None,
         model_path: Path | None = None,
         warmup: bool = True,
+        embeddings: str = "lazy",
     ) -> None:
         if n_ctx < 256:
             raise ValueError(f"n_ctx must be at least 256, got {n_ctx}")
@@ -89,6 +93,8 @@ class EmbeddedBackend(LLMBackend):
         self.queue_max = queue_max
         self.served_name = served_name or default_name
         self.warmup = warmup
+        self.embeddings_mode = embeddings
+        self._embedder: Any = None  # the embedding-mode engine (llm/embedded_embeddings.py), made on first use
         self._model_path_override = model_path
         self.model_file: Path | None = None
 
@@ -185,39 +191,7 @@ class EmbeddedBackend(LLMBackend):
                 raise BackendError(str(exc), status=503, type="backend_unavailable", code="model_file_error") from exc
         self.model_file = path
 
-        params = xllamacpp.CommonParams()
-        params.model.path = str(path)
-        # Explicit: 0 would mean the model's full 32k training context and a ~1 GB KV cache.
-        params.n_ctx = self.n_ctx
-        params.n_parallel = _SLOTS
-        # Every usable CPU: on the 2-vCPU target the 1.5B decodes at ~26 tok/s with 2 threads, ~17.5 with 1,
-        # even counting the ~3% that the daemon's own per-token work then takes from the compute threads.
-        # `cpuparams.poll` is left alone: the wheel's CPU backend runs its threads through OpenMP (libgomp),
-        # so the busy-wait between and within graphs is libgomp's (GOMP_SPINCOUNT, ~8 ms here, then a futex
-        # sleep, so an idle model costs no CPU) and `poll` changes nothing (measured). OMP_WAIT_POLICY=passive
-        # made decoding ~40% slower (ggml's op barriers are OpenMP barriers here) and GOMP_SPINCOUNT=3000 made
-        # the daemon ~3% slower, so libgomp keeps its defaults; see docs/embedded-model.md.
-        params.cpuparams.n_threads = self.n_threads
-        params.cpuparams_batch.n_threads = self.n_threads
-        params.model_alias = {self.served_name}
-        # Read the weights into anonymous memory instead of mmapping the file. Measured on the 1.5B with
-        # the CPU repack on: peak RSS 1.28 GB instead of 1.88 GB (mmap keeps the file pages and the repacked
-        # copy), and without swap the kernel cannot evict the weights under page-cache pressure, which with
-        # mmap stalled generation on page-ins (1.5 tok/s runs). Costs a few seconds more at load.
-        params.load_mode = xllamacpp.llama_load_mode.LLAMA_LOAD_MODE_NONE
-        params.cache_ram_mib = _PROMPT_CACHE_MIB
-        params.verbosity = _LLAMA_LOG_VERBOSITY
-        params.offline = True  # never reach for a model hub
-        # xllamacpp always starts llama.cpp's own HTTP listener too. We never use it: keep it on loopback,
-        # on a random port, with one thread, no UI/slots endpoints, and a random API key nobody holds, so
-        # other local users cannot drive the model around our queue and auth.
-        params.hostnames = ["127.0.0.1"]
-        params.port = 0
-        params.n_threads_http = 1
-        params.ui = False
-        params.endpoint_slots = False
-        params.endpoint_metrics = False
-        params.api_keys = [secrets.token_urlsafe(32)]
+        params = engine_params(xllamacpp, path, n_ctx=self.n_ctx, n_threads=self.n_threads, alias=self.served_name)
 
         started = time.monotonic()
         try:
@@ -242,6 +216,8 @@ class EmbeddedBackend(LLMBackend):
     async def aclose(self) -> None:
         """Stop in-flight generations, wait for the worker, unload the model. Idempotent."""
         self._closed = True
+        if self._embedder is not None:
+            await self._embedder.aclose()
         executor, self._executor = self._executor, None
         with self._lock:
             for cancel in self._active:
@@ -277,7 +253,40 @@ class EmbeddedBackend(LLMBackend):
                 chunk["model"] = self.served_name
                 yield chunk
 
-    def _generate(self, body: JSON) -> _Generation:
+    async def text_completion(self, body: JSON) -> JSON:
+        """Legacy `/v1/completions` on the same engine and queue as chat (llm/embedded_text.py)."""
+        return await embedded_text.complete(self, body)
+
+    def text_completion_stream(self, body: JSON) -> AsyncIterator[JSON]:
+        """Legacy `/v1/completions`, streamed (llm/embedded_text.py)."""
+        return embedded_text.stream(self, body)
+
+    async def embeddings(self, body: JSON) -> JSON:
+        """`/v1/embeddings` on a second, embedding-mode engine loaded on first use (llm/embedded_embeddings.py);
+        501 with `--embeddings off`."""
+        if self.embeddings_mode == "off":
+            raise not_supported(
+                "embedded", "/v1/embeddings with --embeddings off",
+                "start the daemon with --embeddings lazy (GHOST_EMBEDDINGS=lazy; it loads a second copy of the "
+                "model, about 1.2 GB of RAM for the 1.5B, on the first request)",
+            )
+        if self._server is None or self.model_file is None:
+            raise BackendError(
+                self._load_error or "the embedded model is not loaded", status=503, type="backend_unavailable",
+                retry_after=5.0,
+            )
+        if self._embedder is None:
+            self._embedder = self._make_embedder()
+        result: JSON = await self._embedder.embed(body)
+        return result
+
+    def _make_embedder(self) -> Any:
+        """The embeddings engine's wrapper (not loaded yet); the seam tests replace."""
+        from ghost_agent.llm.embedded_embeddings import LazyEmbedder
+
+        return LazyEmbedder(self)
+
+    def _generate(self, body: JSON, handler: str = "handle_chat_completions") -> _Generation:
         if self._server is None or self._executor is None:
             raise BackendError(
                 self._load_error or "the embedded model is not loaded",
@@ -290,7 +299,7 @@ class EmbeddedBackend(LLMBackend):
         request["stream"] = True
         # Always ask for the usage chunk: `complete` needs it, `stream` drops it unless the client asked.
         request["stream_options"] = {"include_usage": True}
-        return _Generation(self, request)
+        return _Generation(self, request, handler)
 
     def _admit(self) -> threading.Event:
         with self._lock:
@@ -342,12 +351,54 @@ class EmbeddedBackend(LLMBackend):
                 "n_threads": self.n_threads,
                 "queue_max": self.queue_max,
                 "requests_admitted": admitted,
+                "embeddings": self._embedder.status() if self._embedder is not None else self.embeddings_mode,
             },
         )
 
     async def list_models(self) -> list[str]:
         """The single served model name."""
         return [self.served_name]
+
+
+def engine_params(
+    xllamacpp: Any, path: Path, *, n_ctx: int, n_threads: int, alias: str, prompt_cache_mib: int = _PROMPT_CACHE_MIB
+) -> Any:
+    """The `xllamacpp.CommonParams` of one in-process llama.cpp engine serving `path` (the chat engine; the
+    embeddings engine starts from the same and switches embedding mode on)."""
+    params = xllamacpp.CommonParams()
+    params.model.path = str(path)
+    # Explicit: 0 would mean the model's full 32k training context and a ~1 GB KV cache.
+    params.n_ctx = n_ctx
+    params.n_parallel = _SLOTS
+    # Every usable CPU: on the 2-vCPU target the 1.5B decodes at ~26 tok/s with 2 threads, ~17.5 with 1,
+    # even counting the ~3% that the daemon's own per-token work then takes from the compute threads.
+    # `cpuparams.poll` is left alone: the wheel's CPU backend runs its threads through OpenMP (libgomp),
+    # so the busy-wait between and within graphs is libgomp's (GOMP_SPINCOUNT, ~8 ms here, then a futex
+    # sleep, so an idle model costs no CPU) and `poll` changes nothing (measured). OMP_WAIT_POLICY=passive
+    # made decoding ~40% slower (ggml's op barriers are OpenMP barriers here) and GOMP_SPINCOUNT=3000 made
+    # the daemon ~3% slower, so libgomp keeps its defaults; see docs/embedded-model.md.
+    params.cpuparams.n_threads = n_threads
+    params.cpuparams_batch.n_threads = n_threads
+    params.model_alias = {alias}
+    # Read the weights into anonymous memory instead of mmapping the file. Measured on the 1.5B with
+    # the CPU repack on: peak RSS 1.28 GB instead of 1.88 GB (mmap keeps the file pages and the repacked
+    # copy), and without swap the kernel cannot evict the weights under page-cache pressure, which with
+    # mmap stalled generation on page-ins (1.5 tok/s runs). Costs a few seconds more at load.
+    params.load_mode = xllamacpp.llama_load_mode.LLAMA_LOAD_MODE_NONE
+    params.cache_ram_mib = prompt_cache_mib
+    params.verbosity = _LLAMA_LOG_VERBOSITY
+    params.offline = True  # never reach for a model hub
+    # xllamacpp always starts llama.cpp's own HTTP listener too. We never use it: keep it on loopback,
+    # on a random port, with one thread, no UI/slots endpoints, and a random API key nobody holds, so
+    # other local users cannot drive the model around our queue and auth.
+    params.hostnames = ["127.0.0.1"]
+    params.port = 0
+    params.n_threads_http = 1
+    params.ui = False
+    params.endpoint_slots = False
+    params.endpoint_metrics = False
+    params.api_keys = [secrets.token_urlsafe(32)]
+    return params
 
 
 class _Generation:
@@ -361,9 +412,10 @@ class _Generation:
 
     _DONE = object()
 
-    def __init__(self, backend: EmbeddedBackend, request: JSON) -> None:
+    def __init__(self, backend: EmbeddedBackend, request: JSON, handler: str = "handle_chat_completions") -> None:
         self._backend = backend
         self._request = request
+        self._handler = handler  # the engine method: chat, or legacy completions
         self._items: collections.deque[Any] = collections.deque()
         self._mutex = threading.Lock()  # guards `_waiter` / `_wake_pending` against the worker thread
         self._waiter: asyncio.Future[None] | None = None  # set while the consumer is parked on an empty deque
@@ -379,7 +431,7 @@ class _Generation:
         loop = asyncio.get_running_loop()
         items = self._items
         mutex = self._mutex
-        server = backend._server
+        handle = getattr(backend._server, self._handler)
         timings = request_timings.get()  # the turn's dict: report how long we waited for the slot
         submitted = time.monotonic()
 
@@ -415,7 +467,7 @@ class _Generation:
             outcome: Any = self._DONE
             try:
                 if not cancel.is_set():
-                    server.handle_chat_completions(self._request, on_chunk)
+                    handle(self._request, on_chunk)
                 if backend._closed and cancel.is_set():
                     # Stopped by `aclose` rather than finished: say so instead of passing off a cut reply.
                     outcome = _shutting_down()

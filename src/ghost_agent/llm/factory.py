@@ -27,5 +27,6 @@ def make_backend(settings: Settings) -> LLMBackend:
         n_ctx=settings.n_ctx,
         n_threads=settings.n_threads or None,  # None: the CPUs this process may actually use
         queue_max=settings.queue_max,
-        served_name=settings.model,
+        served_name=settings.served_model_name or settings.model,
+        embeddings=settings.embeddings,
     )

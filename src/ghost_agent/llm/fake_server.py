@@ -32,7 +32,8 @@ _SSE_HEADERS = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no
 
 
 class FakeOpenAIServer:
-    """ASGI app serving `/v1/chat/completions` and `/v1/models` from a ScriptedBackend."""
+    """ASGI app serving `/v1/chat/completions`, `/v1/completions`, `/v1/embeddings` and `/v1/models` from a
+    ScriptedBackend (every request recorded in `backend.requests`)."""
 
     def __init__(self, backend: ScriptedBackend | None = None) -> None:
         self.backend = backend or ScriptedBackend()
@@ -52,6 +53,10 @@ class FakeOpenAIServer:
         body = await _read_body(receive)
         if path == "/v1/chat/completions" and method == "POST":
             await self._chat(body, receive, send)
+        elif path == "/v1/completions" and method == "POST":
+            await self._chat(body, receive, send, legacy=True)
+        elif path == "/v1/embeddings" and method == "POST":
+            await self._embeddings(body, send)
         elif path == "/v1/models":
             data = [{"id": self.backend.model, "object": "model", "created": 0, "owned_by": "fake"}]
             await _json(send, 200, {"object": "list", "data": data})
@@ -73,7 +78,20 @@ class FakeOpenAIServer:
         else:
             await _json(send, 404, _error(f"no route {method} {path}"))
 
-    async def _chat(self, raw: bytes, receive: Receive, send: Send) -> None:
+    async def _embeddings(self, raw: bytes, send: Send) -> None:
+        try:
+            body = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            await _json(send, 400, _error("invalid JSON body"))
+            return
+        try:
+            result = await self.backend.embeddings(body)
+        except BackendError as exc:
+            await _backend_error(send, exc)
+            return
+        await _json(send, 200, result)
+
+    async def _chat(self, raw: bytes, receive: Receive, send: Send, *, legacy: bool = False) -> None:
         try:
             body = orjson.loads(raw)
         except orjson.JSONDecodeError:
@@ -84,7 +102,7 @@ class FakeOpenAIServer:
             return
         # Like a real server, stop generating when the client goes away, whether it waits for a whole
         # completion or for the next chunk (the daemon must make that happen).
-        work = asyncio.ensure_future(self._reply(body, send))
+        work = asyncio.ensure_future(self._reply(body, send, legacy=legacy))
         watcher = asyncio.ensure_future(_wait_disconnect(receive))
         try:
             await asyncio.wait((work, watcher), return_when=asyncio.FIRST_COMPLETED)
@@ -96,16 +114,17 @@ class FakeOpenAIServer:
         if error is not None:
             raise error  # a bug of ours: let uvicorn log it
 
-    async def _reply(self, body: dict[str, Any], send: Send) -> None:
+    async def _reply(self, body: dict[str, Any], send: Send, *, legacy: bool = False) -> None:
+        backend = self.backend
         if not body.get("stream"):
             try:
-                result = await self.backend.complete(body)
+                result = await (backend.text_completion(body) if legacy else backend.complete(body))
             except BackendError as exc:
                 await _backend_error(send, exc)
                 return
             await _json(send, 200, result)
             return
-        chunks = self.backend.stream(body)
+        chunks = backend.text_completion_stream(body) if legacy else backend.stream(body)
         try:
             try:
                 first: dict[str, Any] | None = await anext(chunks)

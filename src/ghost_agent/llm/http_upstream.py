@@ -16,6 +16,8 @@ from urllib.parse import urlsplit
 import httpx
 import orjson
 
+from ghost_agent import jsonsafe
+from ghost_agent.distill.redact import redact_text, redact_url
 from ghost_agent.llm.base import BackendError, BackendHealth, LLMBackend
 from ghost_agent.llm.fast_transport import FastAsyncTransport
 
@@ -32,26 +34,35 @@ def normalize_base_url(url: str) -> str:
     """Accept a server root (`http://host:8080`) or an API base (`http://host:8080/v1`); return the base."""
     parts = urlsplit(url.strip())
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ValueError(f"upstream url must look like http://host:port[/v1], got {url!r}")
+        raise ValueError(f"upstream url must look like http://host:port[/v1], got {redact_url(url)!r}")
     path = parts.path.rstrip("/")
     if not path:
         path = "/v1"
     return f"{parts.scheme}://{parts.netloc}{path}"
 
 
+MESSAGE_CHARS = 500
+_SCAN_CHARS = 16_384  # of an upstream error text redacted before the cut (a longer one is cut there first)
+
+
+def _bounded(text: str) -> str:
+    """Redact, then cut: a cut first could split a secret into pieces no rule recognises."""
+    return redact_text(text[:_SCAN_CHARS])[:MESSAGE_CHARS]
+
+
 def upstream_message(response_body: bytes, status: int) -> str:
-    """The human message inside an upstream error body, whatever shape the server used."""
+    """The human message inside an upstream error body, whatever shape the server used; redacted, bounded."""
     try:
         data = orjson.loads(response_body)
     except orjson.JSONDecodeError:
         text = response_body.decode("utf-8", "replace").strip()
-        return text[:500] or f"upstream returned HTTP {status}"
+        return _bounded(text) or f"upstream returned HTTP {status}"
     if isinstance(data, dict):
         # OpenAI/llama.cpp `{"error": {...}}`, `{"error": "..."}`, FastAPI/vLLM `{"detail": ...}`, `{"message"}`.
         err = data.get("error") or data.get("detail") or data.get("message")
         text = _error_text(err)
         if text:
-            return text[:500]
+            return _bounded(text)
     return f"upstream returned HTTP {status}"
 
 
@@ -71,6 +82,14 @@ def _retry_after(headers: httpx.Headers) -> float | None:
     except ValueError:
         return None
     return value if value >= 0 else None
+
+
+def _encode(body: JSON) -> bytes:
+    """The request body as JSON; integers past 64 bits (valid JSON orjson cannot write) go through the stdlib."""
+    try:
+        return jsonsafe.dumps(body)
+    except ValueError as exc:
+        raise BackendError(f"request cannot be sent as JSON: {exc}", status=400, type="invalid_request_error") from None
 
 
 def _status_error(status: int, body: bytes, headers: httpx.Headers) -> BackendError:
@@ -104,6 +123,8 @@ class HttpUpstreamBackend(LLMBackend):
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self.base_url = normalize_base_url(url)
+        # What messages, /health and logs show: the base url without its userinfo (`user:password@`).
+        self.display_url = redact_url(self.base_url)
         self.retries = retries
         self._api_key = api_key
         self._timeout = httpx.Timeout(read_timeout, connect=connect_timeout, pool=connect_timeout)
@@ -119,6 +140,8 @@ class HttpUpstreamBackend(LLMBackend):
         # Absolute, pre-parsed URLs: merging a relative path into base_url costs ~60 us per request.
         self._chat_url = httpx.URL(f"{self.base_url}/chat/completions")
         self._models_url = httpx.URL(f"{self.base_url}/models")
+        self._completions_url = httpx.URL(f"{self.base_url}/completions")
+        self._embeddings_url = httpx.URL(f"{self.base_url}/embeddings")
 
     @property
     def client(self) -> httpx.AsyncClient:
@@ -148,8 +171,9 @@ class HttpUpstreamBackend(LLMBackend):
         delay = min(BACKOFF_MAX_S, BACKOFF_BASE_S * (2**attempt))
         await asyncio.sleep(delay * (0.5 + random.random()))
 
-    async def _send(self, payload: bytes, *, stream: bool) -> httpx.Response:
-        """POST one chat request, retrying connect errors and 502/503/504; returns the 200 response.
+    async def _send(self, payload: bytes, *, stream: bool, url: httpx.URL | None = None) -> httpx.Response:
+        """POST one request (chat unless `url` says otherwise), retrying connect errors and 502/503/504; returns
+        the 200 response.
 
         Retrying is safe here because nothing has reached our client yet: callers only start forwarding
         once this returns. With `stream=True` the body is left unread for the caller to iterate.
@@ -158,7 +182,8 @@ class HttpUpstreamBackend(LLMBackend):
         # cookie jar shared by every user's requests (wrong for a proxy) and costs ~0.15 ms per request.
         _ = self.client
         request = httpx.Request(
-            "POST", self._chat_url, headers=self._headers, content=payload, extensions={"timeout": self._timeout_ext}
+            "POST", url or self._chat_url, headers=self._headers, content=payload,
+            extensions={"timeout": self._timeout_ext},
         )
         for attempt in range(self.retries + 1):
             last = attempt == self.retries
@@ -173,7 +198,7 @@ class HttpUpstreamBackend(LLMBackend):
                         raise
             except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
                 if last:
-                    raise _connect_error(self.base_url, exc) from None
+                    raise _connect_error(self.display_url, exc) from None
                 await self._backoff(attempt)
                 continue
             except httpx.TimeoutException:
@@ -195,7 +220,10 @@ class HttpUpstreamBackend(LLMBackend):
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def complete(self, body: JSON) -> JSON:
-        response = await self._send(orjson.dumps(body), stream=False)
+        return await self._post_json(body, self._chat_url)
+
+    async def _post_json(self, body: JSON, url: httpx.URL) -> JSON:
+        response = await self._send(_encode(body), stream=False, url=url)
         try:
             data = orjson.loads(response.content)
         except orjson.JSONDecodeError:
@@ -204,8 +232,24 @@ class HttpUpstreamBackend(LLMBackend):
             raise BackendError("upstream returned JSON that is not an object", status=502)
         return data
 
-    async def stream(self, body: JSON) -> AsyncIterator[JSON]:
-        response = await self._send(orjson.dumps(body), stream=True)
+    def stream(self, body: JSON) -> AsyncIterator[JSON]:
+        return self._events(body, self._chat_url)
+
+    async def embeddings(self, body: JSON) -> JSON:
+        """Forward to the upstream's `/embeddings` (retried like chat; its errors relayed the same way)."""
+        return await self._post_json(body, self._embeddings_url)
+
+    async def text_completion(self, body: JSON) -> JSON:
+        """Forward to the upstream's legacy `/completions`."""
+        return await self._post_json(body, self._completions_url)
+
+    def text_completion_stream(self, body: JSON) -> AsyncIterator[JSON]:
+        """Forward a streamed legacy completion; its events pass through as they arrive."""
+        return self._events(body, self._completions_url)
+
+    async def _events(self, body: JSON, url: httpx.URL) -> AsyncIterator[JSON]:
+        """POST a streaming request and yield its `data:` events as dicts until `[DONE]`."""
+        response = await self._send(_encode(body), stream=True, url=url)
         events = 0
         try:
             async for line in response.aiter_lines():
@@ -242,10 +286,10 @@ class HttpUpstreamBackend(LLMBackend):
         try:
             response = await self.client.get(self._models_url, timeout=2.0)
         except httpx.HTTPError as exc:
-            return BackendHealth(self.kind, False, False, f"{self.base_url} unreachable: {exc!r}")
+            return BackendHealth(self.kind, False, False, f"{self.display_url} unreachable: {exc!r}")
         ok = response.status_code == 200
         return BackendHealth(
-            self.kind, ok, ok, f"{self.base_url} answered HTTP {response.status_code}", {"url": self.base_url}
+            self.kind, ok, ok, f"{self.display_url} answered HTTP {response.status_code}", {"url": self.display_url}
         )
 
     async def list_models(self) -> list[str]:

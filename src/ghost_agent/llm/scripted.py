@@ -8,13 +8,15 @@ When the script runs out the backend falls back to `default`: `"echo"` answers w
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import math
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ghost_agent.llm import wire
+from ghost_agent.llm import embedding_wire, text_completion, wire
 from ghost_agent.llm.base import BackendError, BackendHealth, LLMBackend
 
 JSON = dict[str, Any]
@@ -123,13 +125,20 @@ class ScriptedBackend(LLMBackend):
                 self.cancelled += 1
                 raise
         self._raise(reply)
-        return wire.completion(
+        out = wire.completion(
             model=self.model,
             content=reply.content,
             tool_calls=reply.tool_calls,
             finish_reason=self._finish(reply),
             usage_obj=self._usage(body, reply),
         )
+        if body.get("logprobs") and reply.content:
+            # One entry per whitespace-separated piece, as a real server gives one per token.
+            out["choices"][0]["logprobs"] = {
+                "content": [{"token": t, "logprob": -0.5, "bytes": list(t.encode()), "top_logprobs": []}
+                            for t in reply.content.split(" ")]
+            }
+        return out
 
     async def stream(self, body: JSON) -> AsyncIterator[JSON]:
         reply = self._next(body)
@@ -182,3 +191,82 @@ class ScriptedBackend(LLMBackend):
 
     async def list_models(self) -> list[str]:
         return [self.model]
+
+    # -- the rest of the API: deterministic, recorded like chat requests --------------------------------
+
+    async def embeddings(self, body: JSON) -> JSON:
+        """A unit vector per input derived from its hash (`dimensions` long up to 256, default 16): equal inputs
+        give equal vectors. A scripted reply's `error` applies; its content is ignored."""
+        self.requests.append(body)
+        if self._queue and self._queue[0].error is not None:
+            self._raise(self._queue.popleft())
+        items = embedding_wire.inputs(body.get("input"))
+        size = min(int(body.get("dimensions") or EMBEDDING_DIMENSIONS), 256)  # a fake: small vectors
+        vectors = [_hash_vector(item, size) for item in items]
+        return embedding_wire.embedding_list(
+            vectors, model=self.model, prompt_tokens=sum(embedding_wire.input_tokens(i) for i in items),
+            encoding_format=body.get("encoding_format"),
+        )
+
+    def _text_replies(self, body: JSON) -> list[tuple[text_completion.Prompt, ScriptedReply]]:
+        """Record the request once; one scripted reply per prompt (the echo default: the prompt itself)."""
+        self.requests.append(body)
+        out = []
+        for prompt in text_completion.prompts(body.get("prompt")):
+            if self._queue:
+                reply = self._queue.popleft()
+            elif self.default == "echo":
+                reply = ScriptedReply(content=prompt if isinstance(prompt, str) else " ".join(map(str, prompt)))
+            else:
+                reply = ScriptedReply(error=(500, "scripted backend: script exhausted"))
+            out.append((prompt, reply))
+        return out
+
+    async def text_completion(self, body: JSON) -> JSON:
+        """Legacy completions: one scripted reply per prompt (echo default: the prompt itself)."""
+        choices, usage = [], None
+        for index, (prompt, reply) in enumerate(self._text_replies(body)):
+            if reply.delay_s:
+                await asyncio.sleep(reply.delay_s)
+            self._raise(reply)
+            text = reply.content or ""
+            choices.append(text_completion.choice(index, text, reply.finish_reason or "stop"))
+            usage = text_completion.add_usage(usage, _text_usage(prompt, text, reply))
+        return text_completion.text_completion(model=self.model, choices=choices, usage_obj=usage)
+
+    async def text_completion_stream(self, body: JSON) -> AsyncIterator[JSON]:
+        """Legacy completions streamed `chunk_size` characters at a time, prompt after prompt."""
+        cid, created = text_completion.completion_id(), int(time.time())
+        usage = None
+        for index, (prompt, reply) in enumerate(self._text_replies(body)):
+            if reply.delay_s:
+                await asyncio.sleep(reply.delay_s)
+            self._raise(reply)
+            text, size = reply.content or "", max(1, reply.chunk_size)
+            for start in range(0, len(text), size):
+                if start and reply.chunk_delay_s:
+                    await asyncio.sleep(reply.chunk_delay_s)
+                piece = text_completion.choice(index, text[start : start + size], None)
+                yield text_completion.text_chunk(id=cid, model=self.model, created=created, choices=[piece])
+            done = text_completion.choice(index, "", reply.finish_reason or "stop")
+            yield text_completion.text_chunk(id=cid, model=self.model, created=created, choices=[done])
+            usage = text_completion.add_usage(usage, _text_usage(prompt, text, reply))
+        if wire.wants_usage(body):
+            yield text_completion.text_chunk(id=cid, model=self.model, created=created, choices=[], usage_obj=usage)
+
+
+EMBEDDING_DIMENSIONS = 16
+
+
+def _hash_vector(item: embedding_wire.EmbeddingInput, size: int) -> list[float]:
+    seed = hashlib.sha256(repr(item).encode()).digest()
+    values = [((seed[i % len(seed)] + 7 * i) % 251) / 125.0 - 1.0 for i in range(size)]
+    norm = math.sqrt(sum(v * v for v in values)) or 1.0
+    return [v / norm for v in values]
+
+
+def _text_usage(prompt: text_completion.Prompt, text: str, reply: ScriptedReply) -> JSON:
+    if reply.usage is not None:
+        return reply.usage
+    tokens = len(prompt) if isinstance(prompt, list) else wire.rough_token_count(prompt)
+    return wire.usage(tokens, wire.rough_token_count(text))

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ghost_agent.distill.redact import redact_text
 from ghost_agent.llm.base import BackendError, LLMBackend
 from ghost_agent.logging import get_logger
 from ghost_agent.mcts import prompts
@@ -30,6 +31,11 @@ log = get_logger("mcts")
 NEUTRAL = 0.5
 RESPONSE_PREVIEW_CHARS = 500
 _TIE_DIGITS = 12  # values equal to 12 decimals are a tie (the backup formula must not break ties by rounding)
+
+
+def _preview(text: str) -> str:
+    """A model reply as logged or recorded: redacted, then cut (a cut first can split a secret)."""
+    return redact_text(text)[:RESPONSE_PREVIEW_CHARS]
 
 
 def _clamp_unit_score(value: Any) -> float:
@@ -265,7 +271,7 @@ class MCTSReasoner:
         found = parse_candidates(text, names, self.max_candidates)
         if found:
             return found
-        log.info("mcts_proposal_retry", response=text[:RESPONSE_PREVIEW_CHARS])
+        log.info("mcts_proposal_retry", response=_preview(text))
         text = await self._complete(ctx, prompts.messages("mcts_propose", retry_after=text, **fields))
         found = parse_candidates(text, names, self.max_candidates)
         if found:
@@ -273,7 +279,7 @@ class MCTSReasoner:
         raise MCTSError(
             "the model proposed no usable action (a JSON array of {description, tool, args} naming available "
             "tools) in two attempts",
-            response=text[:RESPONSE_PREVIEW_CHARS],
+            response=_preview(text),
             usage=ctx.usage,
         )
 
@@ -333,7 +339,7 @@ class MCTSReasoner:
         imagined = reply.get("imagined_result", reply.get("result"))
         # no imagined_result field (a bare rating, broken JSON): the reply itself is the best description
         record.imagined_result = (
-            imagined if isinstance(imagined, str) and imagined.strip() else text.strip()[:RESPONSE_PREVIEW_CHARS]
+            imagined if isinstance(imagined, str) and imagined.strip() else _preview(text.strip())
         )
         return record, None
 

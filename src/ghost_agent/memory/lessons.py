@@ -2,7 +2,9 @@
 
 A lesson is "when <task>, <mistake> went wrong; <solution> fixed it", with its provenance: the trajectory
 that produced it (`source_trajectory_id`, "" for legacy lessons) plus the trajectories whose near-duplicate
-writes strengthened it (`merged_sources`). Retraction is defined over exactly those two fields.
+writes strengthened it (`merged_sources`), the session that wrote it (`session_id`, as shown: redacted) and
+how it was learned (`source`). Retraction is defined over the two trajectory fields; visibility over the
+session and the status (see `memory/store.py`).
 
 `lesson_tokens` is the normalization used by the full-text index, by query building, by the relevance floor
 and by write-time dedup alike, so "the query matched the lesson" means the same thing everywhere.
@@ -56,13 +58,20 @@ def _singular(token: str) -> str:
     return token
 
 
+STATUSES = ("active", "pinned", "archived", "retracted")
+
+
 @dataclass(frozen=True)
 class Lesson:
     """One stored lesson (a snapshot: mutating the store does not change an instance already returned).
 
-    `created_at`/`last_used` are UTC ISO-8601 strings (`last_used` is None until the lesson is first shown
-    or strengthened); `uses` counts showings plus near-duplicate strengthenings; `pinned` protects the lesson
-    from consolidation; `archived` hides it from search and dedup without deleting it.
+    `created_at`/`last_used`/`retracted_at` are UTC ISO-8601 strings (`last_used` is None until the lesson is
+    first shown or strengthened); `uses` counts showings plus near-duplicate strengthenings. `status` is one
+    of `STATUSES`: `pinned` (the operator promoted it: shown to every session, never consolidated away),
+    `archived` (hidden from search and dedup, kept), `retracted` (judged wrong by the verifier, a user
+    correction or the operator: never shown again, kept for the record with `retract_reason`), else `active`.
+    `session_id` is the writing session as shown (redacted; "" = unscoped, e.g. legacy), `source` how the
+    lesson was learned (`recovery`, `reflection`, `operator`, `legacy` …).
     """
 
     id: str
@@ -76,20 +85,38 @@ class Lesson:
     pinned: bool = False
     archived: bool = False
     merged_sources: tuple[str, ...] = field(default=())
+    session_id: str = ""
+    source: str = ""
+    retracted_at: str | None = None
+    retract_reason: str = ""
+
+    @property
+    def status(self) -> str:
+        """`retracted`, `archived`, `pinned` or `active` (in that precedence)."""
+        if self.retracted_at:
+            return "retracted"
+        if self.archived:
+            return "archived"
+        return "pinned" if self.pinned else "active"
 
     def to_dict(self) -> JSON:
-        """A JSON-ready dict of every field (`merged_sources` as a list)."""
+        """A JSON-ready dict of every field (`merged_sources` as a list) plus the derived `status`."""
         return {
             "id": self.id,
+            "status": self.status,
             "task": self.task,
             "mistake": self.mistake,
             "solution": self.solution,
+            "source": self.source,
+            "session_id": self.session_id,
             "source_trajectory_id": self.source_trajectory_id,
             "created_at": self.created_at,
             "uses": self.uses,
             "last_used": self.last_used,
             "pinned": self.pinned,
             "archived": self.archived,
+            "retracted_at": self.retracted_at,
+            "retract_reason": self.retract_reason,
             "merged_sources": list(self.merged_sources),
         }
 
@@ -99,6 +126,7 @@ class Lesson:
         if not isinstance(data.get("id"), str) or not data["id"]:
             raise ValueError("a lesson needs a non-empty string id")
         last_used = data.get("last_used")
+        retracted_at = data.get("retracted_at")
         return cls(
             id=data["id"],
             task=str(data.get("task") or ""),
@@ -111,6 +139,10 @@ class Lesson:
             pinned=bool(data.get("pinned", False)),
             archived=bool(data.get("archived", False)),
             merged_sources=tuple(str(s) for s in data.get("merged_sources") or ()),
+            session_id=str(data.get("session_id") or ""),
+            source=str(data.get("source") or ""),
+            retracted_at=str(retracted_at) if retracted_at else None,
+            retract_reason=str(data.get("retract_reason") or ""),
         )
 
     @property
@@ -143,4 +175,4 @@ class LearnResult:
     merged_into: str | None = None
 
 
-__all__ = ["JSON", "LearnResult", "Lesson", "ScoredLesson", "lesson_tokens"]
+__all__ = ["JSON", "STATUSES", "LearnResult", "Lesson", "ScoredLesson", "lesson_tokens"]

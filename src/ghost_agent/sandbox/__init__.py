@@ -1,5 +1,6 @@
-"""Run model-written code safely (DESIGN §1c): bubblewrap when it works, else a loudly unisolated restricted
-subprocess; per-session workspaces. `get_sandbox()` returns the detected backend (cached)."""
+"""Run model-written code safely (DESIGN §1c): bubblewrap when it works, else no code at all (`SandboxRefused`)
+unless running it unisolated was opted into (`--sandbox unisolated|subprocess`: a loudly unisolated restricted
+subprocess); per-session workspaces. `get_sandbox()` returns the detected backend (cached)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from ghost_agent.sandbox.base import (
     Isolation,
     SandboxBackend,
     SandboxError,
+    SandboxRefused,
 )
 from ghost_agent.sandbox.bwrap import BwrapSandbox
 from ghost_agent.sandbox.detect import (
@@ -40,6 +42,7 @@ __all__ = [
     "RestrictedSubprocessSandbox",
     "SandboxBackend",
     "SandboxError",
+    "SandboxRefused",
     "Workspaces",
     "detect",
     "doctor_check",

@@ -25,6 +25,17 @@ class SandboxError(Exception):
     """The sandbox itself failed (could not start the process, bad request), not the code it ran."""
 
 
+class SandboxRefused(SandboxError):
+    """No isolating backend works here and running model-written code unisolated was not opted into: code
+    tools are disabled (the daemon still chats). `reason` says why bubblewrap could not run, `fix` how to
+    get it (`make sandbox` / `ghost-agent sandbox setup`) and how to opt in instead."""
+
+    def __init__(self, message: str, *, reason: str, fix: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.fix = fix
+
+
 @dataclass(frozen=True)
 class ExecLimits:
     """What one execution may use. Backends enforce what they can and never silently raise a limit."""
@@ -86,10 +97,15 @@ class Isolation:
     process_limit: str  # "cgroup" | "rlimit" | "none"
     reason: str = ""
     details: dict[str, Any] = field(default_factory=dict)
+    # What works worse than it should, in words the operator can act on (e.g. the fallback's Python packages
+    # unreachable by uid 65534); shown by /health detail, `sandbox info` and `doctor`.
+    warnings: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (`/health`, `sandbox info`)."""
-        return asdict(self)
+        """A JSON-ready dict (`/v1/ghost/health`, `sandbox info`)."""
+        out = asdict(self)
+        out["warnings"] = list(self.warnings)
+        return out
 
 
 class SandboxBackend(abc.ABC):
@@ -160,6 +176,7 @@ __all__ = [
     "Language",
     "SandboxBackend",
     "SandboxError",
+    "SandboxRefused",
     "TRUNCATION_MARKER",
     "check_language",
 ]

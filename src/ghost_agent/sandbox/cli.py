@@ -32,7 +32,8 @@ def add_subparser(sub: Any) -> argparse.ArgumentParser:
     """Register `sandbox` and its subcommands on the main parser's subparsers action."""
     common = home_config_parent("GHOST_HOME")
     common.add_argument("--sandbox", dest="sandbox", type=arg_type("sandbox"), default=None,
-                        metavar="{auto,bwrap,subprocess}", help="backend (default: settings.sandbox, auto)")
+                        metavar="{auto,bwrap,unisolated,subprocess}",
+                        help="backend (default: settings.sandbox, auto)")
 
     parser: argparse.ArgumentParser = sub.add_parser("sandbox", help="run code in the sandbox, show or set it up")
     ssub = parser.add_subparsers(dest="sandbox_command", metavar="SUBCOMMAND")
@@ -150,6 +151,7 @@ def format_info(detection: Detection) -> str:
             lines.append(f"  {'':<13} {result.reason}")
     lines.append(f"why this one:   {detection.reason_for_choice}")
     lines.append(f"backend notes:  {detection.backend.isolation.reason or '-'}")
+    lines += [f"WARNING:        {w}" for w in detection.warnings()]
     return "\n".join(lines) + "\n"
 
 

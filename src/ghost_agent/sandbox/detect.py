@@ -1,5 +1,11 @@
 """Pick the strongest sandbox that works here, by running a probe through each layer (DESIGN §1c).
 
+Modes: `auto` (the default) and `bwrap` accept only bubblewrap (either variant); when none passes they raise
+`SandboxRefused` and the daemon disables its code tools (it still chats) rather than run model-written code
+without isolation. Running code unisolated is an explicit opt-in: `unisolated` (bubblewrap when it passes, else
+the restricted subprocess) or `subprocess` (the restricted subprocess only), both logged at warning level and
+reported as degraded by /health and `doctor`.
+
 The probe is a small Python program run through the candidate backend. From inside it tries to connect to a
 loopback listener that the probe opened on the host side, and looks for the project checkout and GHOST_HOME.
 A bubblewrap candidate passes only when the program exits 0 and every isolation check holds; the
@@ -24,15 +30,17 @@ import structlog
 
 import ghost_agent
 from ghost_agent.logging import configure_logging, get_logger
-from ghost_agent.sandbox.base import ExecLimits, Isolation, SandboxBackend, SandboxError
+from ghost_agent.sandbox.base import ExecLimits, Isolation, SandboxBackend, SandboxError, SandboxRefused
 
 if TYPE_CHECKING:
     from ghost_agent.settings import Settings
 
 log = get_logger("sandbox")
 
-MODES = ("auto", "bwrap", "subprocess")
+MODES = ("auto", "bwrap", "unisolated", "subprocess")
+UNISOLATED_MODES = ("unisolated", "subprocess")  # the explicit opt-ins to running code without isolation
 FIX = "run `make sandbox` or `ghost-agent sandbox setup` (installs bubblewrap with apt)"
+OPT_IN = "--sandbox unisolated (GHOST_SANDBOX=unisolated) runs it without network or filesystem isolation instead"
 NOT_INSTALLED = "bwrap not installed (apt-get install bubblewrap / make sandbox)"
 
 # What the probe program checks from inside; every one must hold for an isolating backend.
@@ -98,10 +106,20 @@ class Detection:
             out.append(f"processes ({iso.process_limit})")
         return out
 
+    def warnings(self) -> list[str]:
+        """What the operator must know: code running unisolated (an opt-in), then the backend's own warnings."""
+        out = []
+        if not self.isolation.isolated:
+            out.append(f"UNISOLATED: model-written code runs without network or filesystem isolation (opted in "
+                       f"with --sandbox {self.mode}). Fix: {FIX}, then use --sandbox auto")
+        return out + list(self.isolation.warnings)
+
     def to_dict(self) -> dict[str, Any]:
-        """What `/health` shows under `sandbox` and `ghost-agent sandbox info --json` prints."""
+        """What `/v1/ghost/health` shows under `sandbox` and `ghost-agent sandbox info --json` prints."""
         return {
             **self.isolation.to_dict(),
+            "warnings": self.warnings(),
+            "degraded": bool(self.warnings()),
             "mode": self.mode,
             "candidate": self.candidate,
             "isolates": self.isolates(),
@@ -213,17 +231,18 @@ def detect(
 ) -> Detection:
     """Probe the candidates for `mode` and return the first that passes (uncached: see `get_detection`).
 
-    auto: bwrap (no user namespace, as root with CAP_SYS_ADMIN), bwrap in a user namespace, then the
-    unisolated restricted subprocess. bwrap: SandboxError naming the failures and the fix when no bwrap
-    variant passes. subprocess: the fallback directly. `project=True` looks for this checkout (`project_dir()`),
-    a Path for that directory, None/False for no project check. SandboxError also when nothing runs at all.
+    auto, bwrap: bwrap (no user namespace, as root with CAP_SYS_ADMIN), then bwrap in a user namespace;
+    SandboxRefused naming the failures, the fix and the opt-in when neither passes. unisolated: the same, then
+    the unisolated restricted subprocess. subprocess: the restricted subprocess directly. `project=True` looks
+    for this checkout (`project_dir()`), a Path for that directory, None/False for no project check.
+    SandboxError also when nothing runs at all.
     """
     if mode not in MODES:
         raise SandboxError(f"unknown sandbox mode {mode!r} (choose from: {', '.join(MODES)})")
     proj = project_dir() if project is True else (project or None)
     probe_kw: dict[str, Any] = {"home": home, "project": proj, "timeout_s": timeout_s, "limits": limits}
     probes: list[tuple[str, ProbeResult]] = []
-    if mode in ("auto", "bwrap"):
+    if mode != "subprocess":
         for name, candidate in _bwrap_candidates(bwrap_path, concurrency):
             if isinstance(candidate, str):
                 probes.append((name, ProbeResult(False, candidate)))
@@ -233,10 +252,14 @@ def detect(
             if result.ok:
                 why = "strongest layer available" if name == "bwrap" else probes[0][1].reason
                 return _chosen(mode, name, candidate, probes, why)
-        if mode == "bwrap":
+        if mode not in UNISOLATED_MODES:
             failures = "; ".join(f"{n}: {r.reason}" for n, r in probes)
-            raise SandboxError(f"bubblewrap sandbox unavailable ({failures}). Fix: {FIX}; "
-                               "or use --sandbox auto to fall back to the unisolated restricted subprocess")
+            raise SandboxRefused(
+                f"no isolating sandbox: bubblewrap cannot run here ({failures}); model-written code never runs "
+                f"without isolation unless you opt in, so code tools are disabled. Fix: {FIX}, then restart the "
+                f"daemon; or {OPT_IN}",
+                reason=failures, fix=FIX,
+            )
     from ghost_agent.sandbox.subprocess_backend import RestrictedSubprocessSandbox
 
     fallback = RestrictedSubprocessSandbox(concurrency=concurrency)
@@ -247,7 +270,7 @@ def detect(
     if mode == "subprocess":
         why = "chosen by sandbox mode 'subprocess' (bubblewrap not tried)"
     else:
-        why = "; ".join(r.reason for _, r in probes[:-1]) + f". Fix: {FIX}"
+        why = "; ".join(r.reason for _, r in probes[:-1]) + f" (unisolated fallback opted into). Fix: {FIX}"
     return _chosen(mode, "subprocess", fallback, probes, why)
 
 
@@ -262,8 +285,11 @@ def _chosen(
     log.info("sandbox_detected", backend=iso.backend, candidate=name, isolated=iso.isolated, mode=mode,
              probe_ms=detection.probe_ms, isolates=detection.isolates())
     if not iso.isolated:
-        log.warning("sandbox_unisolated", backend=iso.backend, reason=why,
-                    detail="model-written code runs WITHOUT network or filesystem isolation: resource limits only")
+        log.warning("sandbox_unisolated", backend=iso.backend, reason=why, mode=mode,
+                    detail="model-written code runs WITHOUT network or filesystem isolation: resource limits only "
+                    f"(opted in with --sandbox {mode})")
+    for warning in iso.warnings:
+        log.warning("sandbox_degraded", backend=iso.backend, warning=warning)
     return detection
 
 
@@ -300,7 +326,9 @@ def reset_cache() -> None:
 
 
 def doctor_check(settings: Settings) -> tuple[str, str, str]:
-    """(status OK|WARN|FAIL, detail, fix) for `ghost-agent doctor`: WARN when unisolated, FAIL when none runs.
+    """(status OK|WARN|FAIL, detail, fix) for `ghost-agent doctor`: FAIL when no isolating sandbox runs and
+    unisolated code was not opted into (code tools are disabled) or nothing runs at all; WARN when code runs
+    unisolated by the operator's choice, or the backend reports a warning (packages out of reach); else OK.
 
     The detection's log events are dropped unless the caller configured logging: the verdict says it all, and
     structlog's unconfigured default would print them into doctor's report."""
@@ -317,9 +345,20 @@ def doctor_check(settings: Settings) -> tuple[str, str, str]:
 def _doctor_verdict(settings: Settings) -> tuple[str, str, str]:
     try:
         det = get_detection(settings)
+    except SandboxRefused as exc:
+        return "FAIL", str(exc), f"{FIX}; or opt in to unisolated code: --sandbox unisolated"
     except SandboxError as exc:
         return "FAIL", str(exc), FIX
+    return detection_verdict(det)
+
+
+def detection_verdict(det: Detection) -> tuple[str, str, str]:
+    """(status, detail, fix) of a backend that runs: WARN unisolated (an opt-in) or with backend warnings."""
     detail = f"{det.isolation.backend} ({det.candidate}): isolates {', '.join(det.isolates()) or 'nothing'}"
+    warnings = "".join(f"; {w}" for w in det.isolation.warnings)
     if not det.isolation.isolated:
-        return "WARN", f"{detail}; UNISOLATED: {det.reason_for_choice}", FIX
+        return "WARN", f"{detail}; UNISOLATED (opted in with --sandbox {det.mode}): {det.reason_for_choice}" \
+            f"{warnings}", FIX
+    if warnings:
+        return "WARN", f"{detail}{warnings}", FIX
     return "OK", f"{detail}; probe {det.probe_ms:g} ms", ""

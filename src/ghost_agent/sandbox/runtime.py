@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import platform
 import shutil
+import stat
 import sys
 import sysconfig
 from dataclasses import dataclass, field
@@ -110,9 +111,10 @@ class PythonRuntime:
 
     def for_uid(self, uid: int, gid: int) -> tuple[str, str, str]:
         """How the unisolated fallback runs Python after dropping to uid:gid, with host paths (no mounts):
-        (interpreter, PYTHONPATH, note). Site dirs it cannot read are left out; when the interpreter is out of
-        reach (a pyenv build under a 0700 /root) the system interpreter of the same version is used with the
-        same packages (same ABI tag). The note is "" when nothing changed. SandboxError if none is reachable."""
+        (interpreter, PYTHONPATH, note). Site dirs it cannot read are left out (`unreachable_sites` says which
+        and why; the fallback reports it); when the interpreter is out of reach (a pyenv build under a 0700 /root)
+        the system interpreter of the same version is used with the same packages (same ABI tag). The note is ""
+        when nothing changed. SandboxError if none is reachable."""
         sites = [d for d in self.site_dirs if _reachable(d, uid, gid, os.R_OK | os.X_OK)]
         note = "" if len(sites) == len(self.site_dirs) else f"site-packages not readable by uid {uid} left out"
         stdlib = os.path.join(self.prefix, "lib", PY_VERSION, "os.py")
@@ -123,6 +125,17 @@ class PythonRuntime:
             moved = f"{self.executable} is not reachable by uid {uid}; using {system} with the same packages"
             return system, ":".join(sites), "; ".join(n for n in (moved, note) if n)
         raise SandboxError(f"no Python interpreter reachable by uid {uid} ({self.executable}, {system})")
+
+    def unreachable_sites(self, uid: int, gid: int) -> list[tuple[str, str]]:
+        """(site dir, what blocks it) for each of the venv's site dirs uid:gid cannot read: code run as that uid
+        on the host (the unisolated fallback) cannot import what is installed there (numpy, pandas, ...).
+        The usual cause is a checkout (and its .venv) under a private 0700 directory such as a home."""
+        out = []
+        for d in self.site_dirs:
+            why = blocker(d, uid, gid, os.R_OK | os.X_OK)
+            if why is not None:
+                out.append((d, why))
+        return out
 
 
 def _interpreter(prefix: str) -> str:
@@ -141,16 +154,23 @@ def _interpreter(prefix: str) -> str:
 def _reachable(path: str, uid: int, gid: int, want: int) -> bool:
     """Whether uid:gid (no capabilities, no supplementary groups) can search every ancestor of `path` and has
     `want` access to it. Mode bits only (ACLs are not consulted)."""
-    try:
-        target = Path(os.path.realpath(path))
-        for node, bits in [*((p, os.X_OK) for p in reversed(target.parents)), (target, want)]:
+    return blocker(path, uid, gid, want) is None
+
+
+def blocker(path: str, uid: int, gid: int, want: int) -> str | None:
+    """What stops uid:gid from reaching `path` with `want` access: "<dir> (mode 0700, owner 0)" for the first
+    ancestor it cannot search (or `path` itself), "<path> (missing)" when it does not exist, None when nothing
+    does. Mode bits only, as `_reachable`."""
+    target = Path(os.path.realpath(path))
+    for node, bits in [*((p, os.X_OK) for p in reversed(target.parents)), (target, want)]:
+        try:
             st = node.stat()
-            shift = 6 if st.st_uid == uid else 3 if st.st_gid == gid else 0
-            if (st.st_mode >> shift) & bits != bits:
-                return False
-    except OSError:
-        return False
-    return True
+        except OSError:
+            return f"{node} (missing)"
+        shift = 6 if st.st_uid == uid else 3 if st.st_gid == gid else 0
+        if (st.st_mode >> shift) & bits != bits:
+            return f"{node} (mode {stat.S_IMODE(st.st_mode):04o}, owner {st.st_uid})"
+    return None
 
 
 def bash_path() -> str:

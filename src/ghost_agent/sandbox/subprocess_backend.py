@@ -7,6 +7,12 @@ processes when no pids cgroup and we run as nobody); uid/gid 65534 with no suppl
 daemon is root; the workspace or a fresh temp dir as cwd; an environment built from scratch.
 What it does NOT: network or filesystem isolation. The code sees the daemon's network and every file
 readable by its uid. `isolation` says so (isolated=False) and the daemon announces it loudly.
+
+Run as root, the code runs as uid 65534 on the host's paths, so the daemon's venv must be readable by that uid.
+A checkout under a private (0700) directory, such as a home, puts the venv out of its reach: the code then
+runs with the standard library only. That is reported, never hidden: `isolation.warnings` (shown by /health
+detail, `sandbox info` and `doctor`) and, when a program fails to import a module, a line appended to its
+stderr, which the python/bash tools show the model.
 """
 
 from __future__ import annotations
@@ -23,23 +29,52 @@ from ghost_agent.sandbox.cgroups import CgroupSupport
 from ghost_agent.sandbox.process import NOBODY, prepare_workspace, rlimits_for, run_process, workspace_dir
 from ghost_agent.sandbox.runtime import PROGRAM_FILES, PythonRuntime, base_env, program_argv
 
+IMPORT_FAILED = ("ModuleNotFoundError", "ImportError: ", "No module named")
+
 
 class RestrictedSubprocessSandbox(SandboxBackend):
     """Runs code as a plain, limited process. Unisolated: see the module docstring."""
 
     name = "subprocess"
 
-    def __init__(self, *, concurrency: int | None = None) -> None:
+    def __init__(self, *, concurrency: int | None = None, runtime: PythonRuntime | None = None) -> None:
+        """`runtime` (default: the running interpreter's) is what code runs with when dropped to uid 65534."""
         super().__init__(concurrency=concurrency)
         self.as_root = os.geteuid() == 0
         self.setpriv_path = shutil.which("setpriv")
         # Nothing is mounted here, so there is nothing to hide. Not root: the daemon's own interpreter (its venv
         # included) as is. Root: after dropping to nobody the interpreter must be reachable by permissions.
         self.python, self.pythonpath, self.runtime_note = sys.executable, "", ""
+        # (site dir, what blocks uid 65534 from it): packages the code cannot import (see the module docstring).
+        self.unreachable_sites: list[tuple[str, str]] = []
         if self.as_root:
-            runtime = PythonRuntime.discover(hidden=[])
+            runtime = runtime or PythonRuntime.discover(hidden=[])
             self.python, self.pythonpath, self.runtime_note = runtime.for_uid(NOBODY, NOBODY)
+            self.unreachable_sites = runtime.unreachable_sites(NOBODY, NOBODY)
         self.cgroups = CgroupSupport.probe()
+
+    @property
+    def packages_warning(self) -> str:
+        """What the operator should know when uid 65534 cannot read the venv ("" when it can)."""
+        if not self.unreachable_sites:
+            return ""
+        site, why = self.unreachable_sites[0]
+        more = f" (and {len(self.unreachable_sites) - 1} more)" if len(self.unreachable_sites) > 1 else ""
+        return (
+            f"the daemon's Python packages are NOT reachable by uid {NOBODY}: {site}{more} is blocked at {why}, so "
+            "code run by this fallback imports only the standard library (no numpy, pandas, ...). Fix: install "
+            "bubblewrap (make sandbox), or keep the checkout and its .venv where uid 65534 can read them "
+            "(no private 0700 parent directory)"
+        )
+
+    def _import_note(self) -> str:
+        """The line added to a program's stderr when an import failed because of the unreachable packages."""
+        _, why = self.unreachable_sites[0]
+        return (
+            f"[ghost-agent sandbox] the unisolated fallback runs as uid {NOBODY}, which cannot read the daemon's "
+            f"Python packages (blocked at {why}): only the standard library imports here. The operator can fix "
+            "it by installing bubblewrap (make sandbox / ghost-agent sandbox setup)."
+        )
 
     @property
     def _nproc_rlimit(self) -> bool:
@@ -57,6 +92,10 @@ class RestrictedSubprocessSandbox(SandboxBackend):
         }
         if self.runtime_note:
             details["python_note"] = self.runtime_note
+        details["packages"] = {
+            "reachable": not self.unreachable_sites,
+            "unreachable": [{"path": site, "blocked_at": why} for site, why in self.unreachable_sites],
+        }
         if not self.cgroups.parents:
             details["cgroups"] = self.cgroups.reason
         process_limit = "cgroup" if self.cgroups.pids else ("rlimit" if self._nproc_rlimit else "none")
@@ -75,6 +114,7 @@ class RestrictedSubprocessSandbox(SandboxBackend):
                 + " apply (install bubblewrap: make sandbox)"
             ),
             details=details,
+            warnings=(self.packages_warning,) if self.unreachable_sites else (),
         )
 
     def run_sync(
@@ -110,7 +150,7 @@ class RestrictedSubprocessSandbox(SandboxBackend):
             else:
                 argv = []
             argv += program_argv(language, self.python, str(program))
-            return run_process(
+            result = run_process(
                 argv,
                 env=env,
                 cwd=str(ws),
@@ -121,3 +161,9 @@ class RestrictedSubprocessSandbox(SandboxBackend):
                 cgroup=cg,
                 drop_to=drop if not self.setpriv_path else None,
             )
+        if self.unreachable_sites and not result.ok and any(m in result.stderr for m in IMPORT_FAILED):
+            # Say why the import failed, where the model (and whoever reads the trajectory) will see it.
+            note = self._import_note()
+            result.notes.append(note)
+            result.stderr = result.stderr.rstrip("\n") + "\n" + note + "\n"
+        return result

@@ -1,5 +1,8 @@
 """Per-session workspaces under `$GHOST_HOME/workspace/<session>`: persistent across a session's turns,
-size-checked, and deleted when untouched for `max_age_days`.
+size-checked, deleted when untouched for `max_age_days`, and at most `max_count` of them: creating one more
+evicts the least recently used idle workspace (by the directory's mtime, which every use refreshes). An
+evicted workspace is renamed aside at once (`.evicted-*`) and deleted by a background thread, so a turn
+never waits for a large tree to be removed.
 
 Only directories are created here; the sandbox backend binds a workspace at /workspace and makes it writable
 for the sandbox user (chown 65534) itself. Quota: the tool layer calls `check_quota(session)`: `file_system`
@@ -14,6 +17,7 @@ import contextlib
 import hashlib
 import os
 import re
+import secrets
 import shutil
 import stat
 import sys
@@ -25,6 +29,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ghost_agent.distill.redact import redact_text, session_key
 from ghost_agent.logging import get_logger
 from ghost_agent.sandbox.base import SandboxError
 
@@ -32,12 +37,17 @@ log = get_logger("sandbox.workspace")
 
 _SAFE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _PREFIX_CHARS = 40
+# No workspace name starts with a dot: workspaces being evicted are renamed to this prefix.
+EVICTED_PREFIX = ".evicted-"
 
 
 def workspace_name(session_id: str) -> str:
     """The directory name for a session: the id itself when it is short and made of [A-Za-z0-9._-] (not
     starting with a dot or dash), else a readable sanitized prefix plus a hash of the full id, so distinct ids
-    never share a directory and no id can name a path outside the root."""
+    never share a directory and no id can name a path outside the root. An id holding a secret (the daemon
+    already maps those at the door, other callers may not) is named by its redacted pseudonym instead."""
+    if redact_text(session_id) is not session_id:
+        session_id = session_key(session_id, max_len=64)
     if _SAFE.fullmatch(session_id):
         return session_id
     prefix = re.sub(r"[^A-Za-z0-9._-]", "_", session_id)[:_PREFIX_CHARS].lstrip(".-") or "_"
@@ -124,12 +134,14 @@ class Workspaces:
     runs inside the daemon, the only writer of the root).
     """
 
-    def __init__(self, root: Path, *, quota_mb: float, max_age_days: float) -> None:
+    def __init__(self, root: Path, *, quota_mb: float, max_age_days: float, max_count: int = 0) -> None:
         self.root = Path(root)
         self.quota_bytes = int(quota_mb * 1024 * 1024)
         self.max_age_days = max_age_days
+        self.max_count = max_count
         self._lock = threading.Lock()
         self._active: Counter[str] = Counter()
+        self._purging: set[threading.Thread] = set()
 
     def _resolved_root(self) -> Path:
         self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -147,8 +159,64 @@ class Workspaces:
         except FileExistsError:
             if path.is_symlink() or not path.is_dir():
                 raise SandboxError(f"workspace {path} is not a directory (refusing to use it)") from None
+        else:
+            if self.max_count > 0:
+                self.evict_over_cap(keep=path.name)
         os.utime(path)  # "used now": cleanup ages workspaces by their newest mtime
         return path
+
+    def evict_over_cap(self, keep: str | None = None) -> list[str]:
+        """Evict the least recently used idle workspaces (directory mtime) until at most `max_count` remain;
+        `keep` and active workspaces are never evicted. Returns the evicted names; deletion runs in a thread."""
+        if self.max_count <= 0:
+            return []
+        evicted: list[str] = []
+        trash: list[Path] = []
+        with self._lock:
+            entries = []
+            with contextlib.suppress(OSError), os.scandir(self.root) as it:
+                for entry in it:
+                    if entry.name.startswith(".") or not entry.is_dir(follow_symlinks=False):
+                        continue
+                    with contextlib.suppress(OSError):
+                        entries.append((entry.stat(follow_symlinks=False).st_mtime, entry.name))
+            excess = len(entries) - self.max_count
+            for _, name in sorted(entries):
+                if excess <= 0:
+                    break
+                if name == keep or self._active.get(name):
+                    continue
+                aside = self.root / f"{EVICTED_PREFIX}{name}-{secrets.token_hex(4)}"
+                try:
+                    os.rename(self.root / name, aside)
+                except OSError as exc:
+                    log.warning("workspace_evict_failed", workspace=name, error=str(exc))
+                    continue
+                evicted.append(name)
+                trash.append(aside)
+                excess -= 1
+        if trash:
+            log.info("workspace_evicted", root=str(self.root), evicted=len(evicted), max_count=self.max_count)
+            self._purge_in_background(trash)
+        return evicted
+
+    def _purge_in_background(self, paths: list[Path]) -> None:
+        def purge() -> None:
+            for p in paths:
+                try:
+                    _rmtree(p)
+                except OSError as exc:  # left for the next `cleanup` (it removes `.evicted-*` first)
+                    log.warning("workspace_purge_failed", path=str(p), error=str(exc))
+            self._purging.discard(thread)
+
+        thread = threading.Thread(target=purge, name="workspace-evict", daemon=True)
+        self._purging.add(thread)  # held until done, like every background task
+        thread.start()
+
+    def wait_purged(self, timeout: float | None = None) -> None:
+        """Wait for evicted workspaces to be deleted (tests, shutdown)."""
+        for thread in list(self._purging):
+            thread.join(timeout)
 
     def existing(self, session_id: str) -> Path | None:
         """The session's workspace if it exists as a real directory (never creates it)."""
@@ -190,6 +258,10 @@ class Workspaces:
         cutoff = now - self.max_age_days * 86400
         for entry in sorted(os.scandir(self.root), key=lambda e: e.name):
             if not entry.is_dir(follow_symlinks=False):
+                continue
+            if entry.name.startswith(EVICTED_PREFIX):  # an eviction whose deletion did not finish
+                with contextlib.suppress(OSError):
+                    _rmtree(Path(entry.path))
                 continue
             # Held through the removal so a turn entering `active()` meanwhile waits, then recreates the dir.
             with self._lock:

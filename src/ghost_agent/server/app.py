@@ -22,16 +22,22 @@ from ghost_agent.agent.record import RecordTrajectory
 from ghost_agent.agent.respond import RespondStage
 from ghost_agent.agent.routing import RouterStage
 from ghost_agent.agent.services import AgentServices
-from ghost_agent.agent.stages import ContextStage, PrepareStage
+from ghost_agent.agent.stages import ContextStage, PrepareStage, ReplyModelStage
 from ghost_agent.distill.collector import TrajectoryCollector
 from ghost_agent.home import GhostHome
 from ghost_agent.llm.base import LLMBackend
+from ghost_agent.llm.model_names import ModelNames
 from ghost_agent.logging import configure_logging, get_logger
 from ghost_agent.memory.store import SkillMemory, SkillMemoryError
 from ghost_agent.prm.scorer import PRMScorer
+from ghost_agent.reflection.wiring import ReflectionScheduler, build_reflection
 from ghost_agent.router.dispatch import Router
 from ghost_agent.sandbox.workspace import Workspaces
+from ghost_agent.selfhood.service import Selfhood
 from ghost_agent.server.chat.route import router as chat_router
+from ghost_agent.server.completions.route import router as completions_router
+from ghost_agent.server.cors import install_cors
+from ghost_agent.server.embeddings.route import router as embeddings_router
 from ghost_agent.server.errors import install_error_handlers
 from ghost_agent.server.metrics import Metrics
 from ghost_agent.server.middleware import GhostMiddleware
@@ -40,41 +46,68 @@ from ghost_agent.server.routes import router as misc_router
 from ghost_agent.server.state import AppContext
 from ghost_agent.settings import Settings
 from ghost_agent.tools.registry import default_registry
+from ghost_agent.watchdog.activity import UserActivityMiddleware
+from ghost_agent.watchdog.clock import ActivityClock, Clock
+from ghost_agent.watchdog.gate import ModelGate
+from ghost_agent.watchdog.route import router as ghost_status_router
+from ghost_agent.watchdog.service import build_watchdog, start_watchdog
 
 log = get_logger("server")
 
 BACKGROUND_GRACE_S = 2.0
 
 
-def served_model_name(settings: Settings, backend: LLMBackend) -> str:
-    """The name `/v1/models` advertises: configured, else the local model, else the backend's own."""
-    if settings.model:
-        return settings.model
+def model_names(settings: Settings, backend: LLMBackend) -> ModelNames:
+    """The model names (docs/openai-api.md, "Model names"): advertised = the alias, else `--model`, else the
+    local model (embedded) or the backend's own name (an upstream's is learned at startup)."""
     if backend.kind == "embedded":
-        return settings.local_model
-    return str(getattr(backend, "model", None) or "ghost-agent")
+        own = str(getattr(backend, "served_name", None) or settings.local_model)
+    else:
+        own = str(getattr(backend, "model", None) or "ghost-agent")
+    return ModelNames.configure(
+        served_model_name=settings.served_model_name, model=settings.model, backend_kind=backend.kind,
+        backend_name=own,
+    )
 
 
-def build_pipeline(services: AgentServices) -> TurnPipeline:
+def build_pipeline(
+    services: AgentServices,
+    metrics: Metrics | None = None,
+    reflection: ReflectionScheduler | None = None,
+    names: ModelNames | None = None,
+) -> TurnPipeline:
     """The turn (DESIGN §4): context → correction check → memory bus → router → reply (fast path, or tool loop
-    → verifier); after delivery: record the trajectory, learn from a recovery."""
+    → verifier); after delivery: record the trajectory, learn from a recovery. A finisher that raises is counted
+    in `metrics` (`ghost_finisher_failures_total`)."""
     settings = services.settings
-    return TurnPipeline(
+
+    def count_failure(finisher: str) -> None:
+        if metrics is not None:
+            metrics.finisher_failures.labels(finisher).inc()
+
+    pipeline = TurnPipeline(
         [
             ContextStage(recording=services.collector.enabled),
-            CorrectionStage(services),
+            CorrectionStage(services, hooks=[reflection.on_correction] if reflection is not None else None),
             MemoryStage(services),
             RouterStage(services),
-            PrepareStage(settings.model),
+            PrepareStage(names if names is not None else settings.model),
             RespondStage(services),
+            ReplyModelStage(),  # last: every reply names the same model, whichever path produced it
         ],
         finishers=[
             RecordTrajectory(
                 services.collector, services.recent, refute_confidence=settings.verifier_refute_confidence
             ),
             LearnOnRecovery(services),
+            *([reflection] if reflection is not None else []),  # schedules a correction's reflection, if pending
         ],
+        on_finisher_error=count_failure,
     )
+    if metrics is not None:
+        for finisher in pipeline.finishers:  # exported at 0, so an alert rule sees every series from the start
+            metrics.finisher_failures.labels(finisher.name)
+    return pipeline
 
 
 async def _flush_trajectories_periodically(ctx: AppContext, every_s: float) -> None:
@@ -120,25 +153,29 @@ async def detect_sandbox(ctx: AppContext) -> None:
     """Probe the sandbox layers off the event loop and publish the result (cached per process and settings).
 
     Never fatal: without a usable sandbox the daemon still chats, and code-running tools report why they
-    cannot run. An unisolated fallback is logged loudly by the detection itself.
+    cannot run (the default when bubblewrap is missing: model-written code never runs unisolated unless opted
+    into). An unisolated fallback is logged loudly by the detection itself.
     """
-    from ghost_agent.sandbox.base import SandboxError
+    from ghost_agent.sandbox.base import SandboxError, SandboxRefused
     from ghost_agent.sandbox.detect import get_detection
 
     try:
         ctx.sandbox = await asyncio.to_thread(get_detection, ctx.settings)
         ctx.agent_services.sandbox = ctx.sandbox.backend
     except SandboxError as exc:
+        ctx.sandbox_refused = isinstance(exc, SandboxRefused)
         ctx.sandbox_error = ctx.agent_services.sandbox_error = str(exc)
-        log.error("sandbox_unavailable", mode=ctx.settings.sandbox, error=ctx.sandbox_error)
+        log.error("sandbox_unavailable", mode=ctx.settings.sandbox, error=ctx.sandbox_error, code_tools="disabled")
 
 
 async def clean_workspaces(ctx: AppContext) -> None:
-    """Delete workspaces idle longer than `--workspace-max-age-days` (off the event loop; errors are logged)."""
+    """Delete workspaces idle longer than `--workspace-max-age-days`, then the least recently used beyond
+    `--workspace-max-count` (off the event loop; errors are logged)."""
     if ctx.workspaces is None:
         return
     try:
         await asyncio.to_thread(ctx.workspaces.cleanup)
+        await asyncio.to_thread(ctx.workspaces.evict_over_cap)
     except OSError as exc:
         log.warning("workspace_cleanup_failed", error=repr(exc))
 
@@ -150,11 +187,9 @@ async def _start_backend(ctx: AppContext) -> None:
         ctx.backend_error = str(exc) or repr(exc)
         log.error("backend_failed", kind=ctx.backend.kind, error=ctx.backend_error)
         return
-    if ctx.backend.kind == "http" and not ctx.settings.model:
-        # Advertise what the upstream serves rather than a made-up name.
-        names = await ctx.backend.list_models()
-        if names:
-            ctx.served_model = names[0]
+    if ctx.backend.kind == "http" and ctx.models.forward is None:
+        # Advertise what the upstream serves rather than a made-up name (under an alias: what serves it).
+        ctx.models.discovered(await ctx.backend.list_models())
     ctx.backend_ready.set()
     log.info("backend_ready", kind=ctx.backend.kind, model=ctx.served_model)
 
@@ -164,39 +199,63 @@ def build_app(
     backend: LLMBackend | None = None,
     *,
     configure_logs: bool = True,
+    clock: Clock | None = None,
 ) -> FastAPI:
-    """Create the daemon's ASGI app. `backend` overrides the one the settings select (tests, demos)."""
+    """Create the daemon's ASGI app. `backend` overrides the one the settings select (tests, demos); `clock`
+    is the idle clock's and the watchdog's time source (tests move a `ManualClock` instead of sleeping)."""
     if backend is None:
         from ghost_agent.llm.factory import make_backend
 
         backend = make_backend(settings)
     home = GhostHome(settings.home)
     collector = TrajectoryCollector(
-        home.trajectories, enabled=settings.record_trajectories, durability=settings.trajectory_durability
+        home.trajectories, enabled=settings.record_trajectories, durability=settings.trajectory_durability,
+        max_session_files=settings.trajectory_max_session_files,
     )
     services = AgentServices(settings=settings, backend=backend, collector=collector, registry=default_registry())
+    services.selfhood = Selfhood(home.selfhood, enabled=settings.selfhood)  # its narrative loads at startup
+    metrics = Metrics()
+    model_gate = ModelGate()
+    # A user correction schedules a reflection on the corrected turn; its critique waits on the gate (chat first).
+    reflection = build_reflection(services, model_gate)
+    names = model_names(settings, backend)
     ctx = AppContext(
         settings=settings,
         home=home,
         backend=backend,
         agent=services,
-        pipeline=build_pipeline(services),
+        pipeline=build_pipeline(services, metrics, reflection, names),
         collector=collector,
-        metrics=Metrics(),
-        served_model=served_model_name(settings, backend),
+        metrics=metrics,
+        models=names,
+        activity=ActivityClock(clock),
+        model_gate=model_gate,
+        reflection=reflection,
     )
+    if reflection is not None:
+        reflection.spawn = ctx.spawn  # reflection tasks are app tasks: shutdown gives them the grace, then cancels
+    ctx.watchdog = build_watchdog(ctx)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         home.ensure()
         sink = None
         if configure_logs:
-            sink = configure_logging(home.log_file, level=settings.log_level, console_format=settings.log_format)
+            sink = configure_logging(
+                home.log_file,
+                level=settings.log_level,
+                console_format=settings.log_format,
+                max_bytes=settings.log_max_bytes,
+                backups=settings.log_backups,
+            )
         log.info("startup", version=__version__, backend=backend.kind, settings=settings.public_dict())
         load_learned_models(ctx)
         open_lesson_store(ctx)
+        if services.selfhood is not None:
+            await asyncio.to_thread(services.selfhood.load)  # the wake-up prefix of the first turn
         ctx.agent_services.workspaces = Workspaces(
-            home.workspace, quota_mb=settings.workspace_quota_mb, max_age_days=settings.workspace_max_age_days
+            home.workspace, quota_mb=settings.workspace_quota_mb, max_age_days=settings.workspace_max_age_days,
+            max_count=settings.workspace_max_count,
         )
         ctx.spawn(detect_sandbox(ctx), "sandbox-detect")
         ctx.spawn(clean_workspaces(ctx), "workspace-cleanup")
@@ -207,6 +266,7 @@ def build_app(
             ctx.spawn(
                 _flush_trajectories_periodically(ctx, settings.trajectory_flush_s), "trajectory-flush", service=True
             )
+        start_watchdog(ctx)  # a held service: cancelled (mid-phase too) and awaited by stop_tasks
         if not getattr(backend, "slow_start", False):
             await start
         try:
@@ -231,11 +291,21 @@ def build_app(
         lifespan=lifespan,
         # FastAPI's native OpenTelemetry: off. Nothing leaves the machine, and it costs per-request CPU.
         telemetry={"tracing": False, "metrics": False, "logs": False, "auto_configure": False},
+        # Swagger UI and ReDoc pages load their scripts from a CDN: a browser opening them would leave the
+        # machine. /openapi.json stays; point any local viewer at it.
+        docs_url=None,
+        redoc_url=None,
     )
     app.state.ctx = ctx
     install_error_handlers(app)
     app.include_router(chat_router)
+    app.include_router(completions_router)
+    app.include_router(embeddings_router)
     app.include_router(misc_router)
+    app.include_router(ghost_status_router)
+    # Inside GhostMiddleware (added after it = outer): only authenticated chat requests are user activity.
+    app.add_middleware(UserActivityMiddleware, activity=ctx.activity, gate=ctx.model_gate)
     app.add_middleware(GhostMiddleware, ctx=ctx)
-    install_openapi(app, auth=bool(settings.api_key))
+    install_cors(app, settings)  # outermost: a preflight carries no api key and must not meet the auth check
+    install_openapi(app, auth=bool(settings.api_key), max_n=settings.max_n)
     return app

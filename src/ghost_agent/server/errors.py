@@ -109,9 +109,9 @@ def install_error_handlers(app: FastAPI) -> None:
         if first.get("type") == "json_invalid":
             detail = (first.get("ctx") or {}).get("error", "malformed")
             return error_response(ApiError(400, f"invalid JSON body: {detail} (at byte {first['loc'][-1]})"))
-        return error_response(
-            ApiError(400, str(first.get("msg", "invalid request")), param=loc_to_param(first.get("loc", ())))
-        )
+        # Checks over the whole body (`ChatCompletionRequest._writable`) name the field in their context.
+        param = (first.get("ctx") or {}).get("param") or loc_to_param(first.get("loc", ()))
+        return error_response(ApiError(400, str(first.get("msg", "invalid request")), param=param))
 
     async def on_unexpected(request: Request, exc: Exception) -> Response:
         # GhostMiddleware answers route bugs itself (with the request id); this catches what escapes it.

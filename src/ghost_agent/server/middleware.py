@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from ghost_agent.distill.redact import request_id as client_request_id
 from ghost_agent.logging import get_logger
 from ghost_agent.server.errors import ApiError, internal_error
 from ghost_agent.server.state import AppContext
@@ -26,6 +27,8 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 log = get_logger("server")
+
+_RAW_ID_BYTES = 4096  # of an x-request-id header looked at: only its first 64 safe characters are ever kept
 
 
 class BodyTooLarge(ApiError):
@@ -65,7 +68,9 @@ class GhostMiddleware:
             return
         t0 = time.perf_counter()
         headers = dict(scope["headers"])
-        request_id = headers.get(b"x-request-id", b"").decode("latin-1")[:64] or secrets.token_hex(16)
+        # The client's id is logged, recorded and echoed: redacted, then reduced to safe characters, then cut.
+        raw_id = headers.get(b"x-request-id", b"")[:_RAW_ID_BYTES].decode("latin-1")
+        request_id = client_request_id(raw_id) or secrets.token_hex(16)
         state = scope.setdefault("state", {})
         state["request_id"] = request_id
         path = scope["path"]

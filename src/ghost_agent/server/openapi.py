@@ -8,16 +8,29 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
 from ghost_agent.server.chat.protocol import ChatCompletionChunk, ErrorResponse
+from ghost_agent.server.completions.protocol import CompletionChunk
 
 _DESCRIPTIONS = {
-    400: "Invalid JSON or a schema violation (`error.param` names the field).",
+    400: "Malformed request: invalid JSON, a schema violation or a value no JSON writer can send on (a lone "
+    "surrogate, nesting past 128 levels; `error.param` names the field), `n` above max_n, a content part or "
+    "parameter the model cannot use (`unsupported_content_part`, `unsupported_parameter`), or a bad Content-Length.",
     401: "Missing or wrong `Authorization: Bearer <key>`.",
+    404: "Not found: `GET /v1/models/{id}` for a model this daemon does not serve (`model_not_found`), or the "
+    "upstream does not know what was asked for (its message is passed through).",
+    409: "The upstream refused the request as conflicting; its message is passed through.",
     413: "Request body larger than max_request_bytes.",
     422: "Well-formed request the backend cannot process.",
+    429: "The upstream is rate-limiting (its `Retry-After` is passed through).",
+    500: "A bug in the daemon: the reply says only where to look (the daemon log, by `x-request-id`).",
+    501: "Not served by this daemon's backend or turned off (e.g. `--embeddings off`); the message says how to "
+    "enable it.",
     502: "The upstream failed or is unreachable (`error.message` carries the upstream's message).",
-    503: "The backend is busy or still loading the model (see `Retry-After`).",
+    503: "The backend is busy or still loading the model, or the daemon is shutting down (see `Retry-After`).",
     504: "The upstream did not answer in time.",
 }
+# What the middleware or the error handlers may answer on any route: a bad Content-Length, a body over the
+# cap, a bug, a request abandoned at shutdown.
+EVERY_ROUTE = (400, 413, 500, 503)
 
 
 SSE_MEDIA_TYPE = "text/event-stream"
@@ -72,8 +85,9 @@ def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
     return {s: {"model": ErrorResponse, "description": _DESCRIPTIONS.get(s, "Error.")} for s in statuses}
 
 
-def install_openapi(app: FastAPI, *, auth: bool) -> None:
-    """Generate the schema once, fixing FastAPI's default 422 body and declaring the bearer scheme."""
+def install_openapi(app: FastAPI, *, auth: bool, max_n: int | None = None) -> None:
+    """Generate the schema once: FastAPI's default 422 body replaced, the statuses every route may answer
+    added, the bearer scheme declared, and `n` bounded by this daemon's `max_n`."""
 
     def build() -> dict[str, Any]:
         if app.openapi_schema:
@@ -84,14 +98,25 @@ def install_openapi(app: FastAPI, *, auth: bool) -> None:
         for name in ("HTTPValidationError", "ValidationError"):
             components.get("schemas", {}).pop(name, None)
         schemas = components.setdefault("schemas", {})
-        chunk = ChatCompletionChunk.model_json_schema(ref_template="#/components/schemas/{model}")
-        schemas.update(chunk.pop("$defs", {}))
-        schemas["ChatCompletionChunk"] = chunk
+        for model in (ChatCompletionChunk, CompletionChunk):  # stream payloads no route returns as JSON
+            chunk = model.model_json_schema(ref_template="#/components/schemas/{model}")
+            schemas.update(chunk.pop("$defs", {}))
+            schemas[model.__name__] = chunk
         components["securitySchemes"] = {"bearerAuth": {"type": "http", "scheme": "bearer"}}
         _frame_event_streams(schema)
+        for request in ("ChatCompletionRequest", "CompletionRequest"):
+            n_schema = schemas.get(request, {}).get("properties", {}).get("n", {})
+            for branch in n_schema.get("anyOf", [n_schema]):
+                if max_n is not None and branch.get("type") == "integer":
+                    branch["maximum"] = max_n
         for path, item in schema.get("paths", {}).items():
             for operation in item.values():
-                responses = operation.get("responses", {})
+                responses = operation.setdefault("responses", {})
+                for status in EVERY_ROUTE:
+                    responses.setdefault(str(status), {
+                        "description": _DESCRIPTIONS[status],
+                        "content": {"application/json": {"schema": error_ref}},
+                    })
                 if "422" in responses:
                     responses["422"] = {
                         "description": _DESCRIPTIONS[422],

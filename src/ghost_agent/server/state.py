@@ -6,19 +6,26 @@ import asyncio
 import time
 from collections.abc import Coroutine
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ghost_agent.agent.pipeline import TurnPipeline
 from ghost_agent.agent.services import AgentServices
 from ghost_agent.distill.collector import TrajectoryCollector
 from ghost_agent.home import GhostHome
 from ghost_agent.llm.base import LLMBackend
+from ghost_agent.llm.model_names import ModelNames
 from ghost_agent.prm.scorer import PRMScorer
 from ghost_agent.router.dispatch import Router
 from ghost_agent.sandbox.detect import Detection
 from ghost_agent.sandbox.workspace import Workspaces
 from ghost_agent.server.metrics import Metrics
 from ghost_agent.settings import Settings
+from ghost_agent.watchdog.clock import ActivityClock
+from ghost_agent.watchdog.gate import ModelGate
+
+if TYPE_CHECKING:
+    from ghost_agent.reflection.wiring import ReflectionScheduler
+    from ghost_agent.watchdog.runner import Watchdog
 
 
 @dataclass
@@ -30,7 +37,8 @@ class AppContext:
     backend: LLMBackend
     pipeline: TurnPipeline
     metrics: Metrics
-    served_model: str
+    # The advertised, forwarded and replied model names (`served_model` is the advertised one).
+    models: ModelNames
     collector: TrajectoryCollector
     started_at: float = field(default_factory=time.time)
     backend_ready: asyncio.Event = field(default_factory=asyncio.Event)
@@ -40,11 +48,26 @@ class AppContext:
     # What the agent turn's stages use (PRM, router, lessons, tools, workspaces, the sandbox backend).
     agent: AgentServices | None = None
     # The sandbox is probed in the background at startup (about 0.1 s): `sandbox` stays None until then, and
-    # stays None with `sandbox_error` set when no backend may run code (e.g. --sandbox bwrap without bwrap).
+    # stays None with `sandbox_error` set when no backend may run code: `sandbox_refused` when that is because
+    # bubblewrap cannot run and unisolated code was not opted into (the default), else nothing runs at all.
     sandbox: Detection | None = None
     sandbox_error: str | None = None
-    # Facts other subsystems publish in /health (the sandbox backend, loaded checkpoints, ...).
+    sandbox_refused: bool = False
+    # Facts other subsystems publish in /v1/ghost/health (the open /health shows none of them).
     health_extra: dict[str, Any] = field(default_factory=dict)
+    # The idle clock (only user chat requests move it), the model-priority gate (user requests first, background
+    # model calls preempted) and the biological watchdog that runs the idle-time phases (set by `build_app`).
+    activity: ActivityClock = field(default_factory=ActivityClock)
+    model_gate: ModelGate = field(default_factory=ModelGate)
+    watchdog: Watchdog | None = None
+    # Reflection (None when --no-reflection): the Reflector (`.reflector`, whose `run` is the watchdog's
+    # reflection backstop) and the held post-correction reflection tasks (`.tasks`).
+    reflection: ReflectionScheduler | None = None
+
+    @property
+    def served_model(self) -> str:
+        """The model name /v1/models advertises and replies carry when the daemon pins one."""
+        return self.models.advertised
 
     @property
     def agent_services(self) -> AgentServices:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from ghost_agent.distill.redact import redact_text
 from ghost_agent.sandbox.base import ExecLimits, ExecResult, SandboxBackend, SandboxError
 from ghost_agent.sandbox.workspace import Workspaces
 from ghost_agent.tools.confine import workspace_usage
@@ -25,6 +26,7 @@ MemorySearcher = Callable[[str, int], Awaitable[list[dict[str, Any]]]]
 """`await searcher(query, k)` → up to k memories, each a dict with at least `task` and `solution`."""
 
 TRUNCATION_TEMPLATE = "\n[... truncated {dropped} chars ...]\n"
+REFUSED_HINT = "fix: `make sandbox` or `ghost-agent sandbox setup`, then restart the daemon"
 PREVIEW_CHARS = 500  # what a trajectory step keeps of a result
 
 
@@ -46,6 +48,12 @@ def cap_text(text: str, cap: int) -> tuple[str, int]:
     tail = cap - head
     dropped = len(text) - head - tail
     return text[:head] + TRUNCATION_TEMPLATE.format(dropped=dropped) + text[len(text) - tail:], dropped
+
+
+def preview_text(text: str, cap: int = PREVIEW_CHARS) -> str:
+    """What a trajectory step keeps of a result: redacted, THEN cut. Cutting first can split a secret
+    (`password=` in the head, its value in the tail; half a key) into pieces no redaction rule recognises."""
+    return cap_text(redact_text(text), cap)[0]
 
 
 def human_size(size: int) -> str:
@@ -115,7 +123,7 @@ class ToolResult:
 
     def to_dict(self) -> JSON:
         """A JSON-ready summary for a trajectory step (the message is kept as a bounded `result_preview`)."""
-        preview, _ = cap_text(self.to_message(), PREVIEW_CHARS)
+        preview = preview_text(self.to_message())
         return {
             "tool": self.tool,
             "ok": self.ok,
@@ -135,6 +143,8 @@ class ToolContext:
     workspace: Path
     session_id: str = "default"
     sandbox: SandboxBackend | None = None
+    # Why there is no sandbox (e.g. bubblewrap missing and unisolated code not opted into): code tools say so.
+    sandbox_error: str | None = None
     limits: ExecLimits = field(default_factory=ExecLimits)
     memory_searcher: MemorySearcher | None = None
     quota_bytes: int | None = None  # the workspace's size limit; None = unlimited
@@ -146,6 +156,7 @@ class ToolContext:
         session_id: str,
         *,
         sandbox: SandboxBackend | None = None,
+        sandbox_error: str | None = None,
         limits: ExecLimits | None = None,
         memory_searcher: MemorySearcher | None = None,
     ) -> ToolContext:
@@ -154,6 +165,7 @@ class ToolContext:
             workspace=workspaces.path_for(session_id),
             session_id=session_id,
             sandbox=sandbox,
+            sandbox_error=sandbox_error,
             limits=limits or ExecLimits(),
             memory_searcher=memory_searcher,
             quota_bytes=workspaces.quota_bytes,
@@ -204,7 +216,7 @@ class SandboxTool(Tool):
     async def run(self, args: JSON, ctx: ToolContext) -> ToolResult:
         """Run the program; sandbox failures become error results, never exceptions."""
         if ctx.sandbox is None:
-            return self.fail("no sandbox is attached", hint="code execution is unavailable in this session")
+            return self.refused(ctx)
         limits = ctx.limits
         if args.get("timeout_s") is not None:
             limits = dataclasses.replace(limits, timeout_s=min(float(args["timeout_s"]), limits.timeout_s))
@@ -221,6 +233,20 @@ class SandboxTool(Tool):
             tool_result.output = f"{tool_result.output}\n{quota_note}" if tool_result.output else quota_note
             tool_result.data["over_quota"] = True
         return tool_result
+
+    def refused(self, ctx: ToolContext) -> ToolResult:
+        """The answer when no sandbox may run code: why (`ctx.sandbox_error`), how the operator fixes it, and
+        what the model should do meanwhile. Nothing runs, isolated or not."""
+        if ctx.sandbox_error is None:
+            return self.fail("no sandbox is attached", hint="code execution is unavailable in this session")
+        return self.fail(
+            f"code execution is disabled: {ctx.sandbox_error}",
+            hint=REFUSED_HINT,
+            output="Code cannot run on this daemon: it has no isolating sandbox and does not run model-written "
+                   "code unisolated. Answer without running code; the operator can enable it with `make sandbox` "
+                   "or `ghost-agent sandbox setup` (installs bubblewrap), then a daemon restart.",
+            data={"sandbox": "refused"},
+        )
 
     async def _quota_limits(self, ctx: ToolContext, limits: ExecLimits) -> tuple[ExecLimits, str | None]:
         if ctx.quota_bytes is None:

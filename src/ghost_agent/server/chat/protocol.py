@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic_core import PydanticCustomError
+
+from ghost_agent.jsonsafe import find_problem
 
 
 def _integral(value: Any) -> Any:
@@ -19,10 +22,14 @@ def _integral(value: Any) -> Any:
 
 
 # An `integer` as JSON Schema defines it: 2 and 2.0 pass; 2.5, true and "2" do not.
-JsonInt = Annotated[int, BeforeValidator(_integral)]
+# Bounded to I-JSON's interoperable integers (RFC 7493, +-(2**53 - 1)): beyond them a client's or a fuzzer's
+# float-based JSON cannot tell neighbouring values apart, so a documented maximum would not mean what it says.
+SAFE_INT = 2**53 - 1
+JsonInt = Annotated[int, Field(ge=-SAFE_INT, le=SAFE_INT), BeforeValidator(_integral)]
 # Constraints go inside the Annotated, before the validator: on the `| None` union, or after a
 # BeforeValidator, pydantic would emit them into the JSON schema as bare `ge`/`le` keys instead of `minimum`.
-PositiveInt = Annotated[int, Field(ge=1), BeforeValidator(_integral)]
+# Token counts: llama.cpp and vLLM hold them in 32 bits.
+PositiveInt = Annotated[int, Field(ge=1, le=2**31 - 1), BeforeValidator(_integral)]
 
 Role = Literal["system", "developer", "user", "assistant", "tool", "function"]
 
@@ -48,7 +55,30 @@ class ImagePart(_Open):
     image_url: ImageUrl
 
 
-ContentPart = Annotated[TextPart | ImagePart, Field(discriminator="type")]
+class InputAudio(_Open):
+    data: str
+    format: str
+
+
+class AudioPart(_Open):
+    type: Literal["input_audio"]
+    input_audio: InputAudio
+
+
+class FileRef(_Open):
+    file_data: str | None = None
+    file_id: str | None = None
+    filename: str | None = None
+
+
+class FilePart(_Open):
+    type: Literal["file"]
+    file: FileRef
+
+
+# Non-text parts reach a backend that may read them, or are refused with a 400 by one that cannot
+# (llm/content_parts.py); an unknown `type` is a 400 here.
+ContentPart = Annotated[TextPart | ImagePart | AudioPart | FilePart, Field(discriminator="type")]
 
 
 class FunctionCall(_Open):
@@ -94,7 +124,11 @@ class ChatCompletionRequest(_Open):
     """`POST /v1/chat/completions` body."""
 
     messages: list[ChatMessage] = Field(min_length=1)
-    model: str | None = Field(default=None, description="Ignored when the daemon is configured with --model.")
+    model: str | None = Field(
+        default=None,
+        description="Passed to the backend unless the daemon names the model itself (--model, --served-model-name); "
+        "the reply's `model` follows the rule in docs/openai-api.md (Model names).",
+    )
     stream: bool | None = False
     stream_options: StreamOptions | None = None
     temperature: float | None = Field(default=None, ge=0, le=2)
@@ -111,6 +145,18 @@ class ChatCompletionRequest(_Open):
     parallel_tool_calls: bool | None = None
     response_format: dict[str, Any] | None = None
     user: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _writable(cls, data: Any) -> Any:
+        """Refuse what Python's parser accepts but is not sendable JSON (lone surrogates, NaN, nesting past
+        `jsonsafe.MAX_DEPTH`) anywhere in the body, unknown pass-through fields included."""
+        problem = find_problem(data, big_ints=True)
+        if problem is not None:
+            raise PydanticCustomError(
+                "unwritable_json", "{problem}", {"problem": problem.message, "param": problem.path or None}
+            )
+        return data
 
 
 class Usage(BaseModel):
@@ -201,18 +247,37 @@ class LearnedModelStatus(BaseModel):
     source: str | None = None
 
 
-class Health(BaseModel):
-    """`GET /health`."""
+HealthStatus = Literal["ok", "degraded", "starting"]
 
-    status: Literal["ok", "degraded", "starting"]
+
+class Health(BaseModel):
+    """`GET /health`, open to anyone: only what a load balancer needs. The detail is `GET /v1/ghost/health`."""
+
+    status: HealthStatus = Field(
+        description="`starting` while the model loads; `degraded` when a part named in `degraded` is not working "
+        "as it should (the daemon still answers); else `ok`."
+    )
     version: str
+    degraded: list[Literal["backend", "sandbox"]] = Field(
+        default_factory=list,
+        description="The degraded parts, by name only (details behind auth at /v1/ghost/health): `backend` "
+        "(upstream unreachable, model failed to load), `sandbox` (code tools refused, or code runs unisolated).",
+    )
+
+
+class HealthDetail(Health):
+    """`GET /v1/ghost/health` (same bearer auth as every /v1 path): the backend (URL credentials redacted), the
+    served model, the learned models and the sandbox (backend, isolation, probes, host paths, warnings)."""
+
     backend: BackendStatus
     model: str
     uptime_s: float
     learned: dict[str, LearnedModelStatus] = Field(default_factory=dict)
     sandbox: dict[str, Any] = Field(
         default_factory=dict,
-        description="The sandbox for model-written code: backend, what it isolates, probe results "
-        "({'status': 'probing'} right after startup, {'status': 'unavailable', 'error': ...} if none may run).",
+        description="The sandbox for model-written code: backend, what it isolates, probe results, `warnings` "
+        "and `code_tools` (`enabled` | `disabled`). `status`: `probing` right after startup, `ready`, or "
+        "`refused` (no isolating sandbox and unisolated code not opted into; `error` and `fix` say why and how) "
+        "/ `unavailable` (nothing can run code).",
     )
     extra: dict[str, Any] = Field(default_factory=dict)

@@ -10,7 +10,8 @@ from starlette.background import BackgroundTask
 from starlette.responses import Response
 
 from ghost_agent.agent.turn import ClientDisconnected, Turn
-from ghost_agent.llm import wire
+from ghost_agent.distill.redact import session_key
+from ghost_agent.llm import content_parts, wire
 from ghost_agent.llm.base import BackendError
 from ghost_agent.server.chat.protocol import ChatCompletion, ChatCompletionRequest
 from ghost_agent.server.chat.streaming import SSEResponse, run_until_disconnect
@@ -29,9 +30,12 @@ def _context(request: Request) -> AppContext:
 
 
 def session_id(request: Request, body: dict[str, Any]) -> str:
-    """Which conversation a request belongs to: `x-ghost-session-id`, else the OpenAI `user` field."""
+    """Which conversation a request belongs to: `x-ghost-session-id`, else the OpenAI `user` field.
+
+    The id names a workspace directory and a trajectory file and lands in logs, so one holding a secret is
+    replaced by a stable pseudonym (`distill.redact.session_key`) before anything uses it."""
     value = request.headers.get("x-ghost-session-id") or body.get("user") or "default"
-    return str(value)[:128]
+    return session_key(str(value))
 
 
 def ensure_backend_ready(ctx: AppContext) -> None:
@@ -66,16 +70,26 @@ def _record_usage(ctx: AppContext, turn: Turn) -> None:
             "`chat.completion.chunk` events ending with `data: [DONE]`.",
             "content": {"text/event-stream": {"schema": {"$ref": "#/components/schemas/ChatCompletionChunk"}}},
         },
-        **error_responses(400, 401, 413, 422, 502, 503, 504),
+        **error_responses(400, 401, 404, 409, 413, 422, 429, 500, 502, 503, 504),
     },
 )
 async def create_chat_completion(body: ChatCompletionRequest, request: Request) -> Any:
     """Run one turn through the pipeline and answer in OpenAI's wire format."""
     ctx = _context(request)
-    ensure_backend_ready(ctx)
     raw = body.model_dump(exclude_unset=True)
+    n = raw.pop("n", None) or 1  # served as n choices here, never forwarded (see agent/choices.py)
+    if n > ctx.settings.max_n:
+        raise ApiError(
+            400, f"n={n} is above this daemon's limit of {ctx.settings.max_n} choices per request (max_n): each "
+            "choice is a full completion; ask for fewer or raise --max-n", param="n", code="n_too_large",
+        )
+    ensure_backend_ready(ctx)
+    try:  # parts the model cannot read: a 400 naming the part, never silently dropped (llm/content_parts.py)
+        content_parts.check(raw.get("messages"), ctx.backend.content_parts, ctx.served_model)
+    except BackendError as exc:
+        raise ApiError.from_backend(exc) from None
     state = request.scope["state"]
-    turn = Turn(body=raw, stream=bool(raw.get("stream")), include_usage=wire.wants_usage(raw))
+    turn = Turn(body=raw, stream=bool(raw.get("stream")), include_usage=wire.wants_usage(raw), n=n)
     turn.request_id = state["request_id"]
     turn.session_id = session_id(request, raw)
     state["turn"] = turn
@@ -108,6 +122,8 @@ async def create_chat_completion(body: ChatCompletionRequest, request: Request) 
     headers: dict[str, str] = {}
     if turn.trajectory_id:
         headers["x-ghost-trajectory-id"] = turn.trajectory_id
+        if turn.choices:  # one trajectory per choice, in choice order
+            headers["x-ghost-trajectory-ids"] = ",".join(c.trajectory_id or "" for c in turn.choices)
     if not turn.stream:
         _record_usage(ctx, turn)
         # Finishers (recording the trajectory) run after the response is sent: the client never waits.
@@ -131,4 +147,5 @@ async def create_chat_completion(body: ChatCompletionRequest, request: Request) 
         include_usage=turn.include_usage,
         extra_headers=[(k.encode(), v.encode()) for k, v in headers.items()],
         on_close=on_close,
+        keepalive_s=ctx.settings.sse_keepalive_s,
     )

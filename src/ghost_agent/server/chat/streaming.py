@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, MutableMapping
 from typing import Any, TypeVar
 
@@ -27,6 +28,7 @@ SSE_HEADERS = [
     (b"x-accel-buffering", b"no"),
 ]
 DONE = b"data: [DONE]\n\n"
+KEEPALIVE = b": keep-alive\n\n"
 
 log = get_logger("server")
 
@@ -69,7 +71,9 @@ class SSEResponse(Response):
 
     The first chunk was pulled before the response started, so errors before any byte become real HTTP
     statuses. A disconnect cancels the chunk source at once (not at the next write), which closes the
-    upstream request. `on_close(error)` runs exactly once after the stream ends, however it ends.
+    upstream request. `on_close(error)` runs exactly once after the stream ends, however it ends. While the
+    source has nothing to send for `keepalive_s` (an agent turn running its checks), an SSE comment goes out
+    so proxies and client read timeouts keep the connection; clients ignore comments.
     """
 
     def __init__(
@@ -80,6 +84,7 @@ class SSEResponse(Response):
         include_usage: bool,
         extra_headers: list[tuple[bytes, bytes]],
         on_close: Callable[[BaseException | None], Awaitable[None]],
+        keepalive_s: float = 0.0,
     ) -> None:
         # Response.__init__ would render a body; this response writes its own messages instead.
         self.status_code = 200
@@ -89,6 +94,8 @@ class SSEResponse(Response):
         self.include_usage = include_usage
         self.extra_headers = extra_headers
         self.on_close = on_close
+        self.keepalive_s = keepalive_s
+        self._context: contextvars.Context | None = None
 
     def _client_view(self, item: Message) -> Message | None:
         """Withhold usage the client did not ask for (the backend is always asked, for our metrics)."""
@@ -110,7 +117,7 @@ class SSEResponse(Response):
             while True:
                 # Only failures of the chunk source are reported in-band; a failing send means the client left.
                 try:
-                    item = await anext(self.rest)
+                    item = await self._next(send)
                 except StopAsyncIteration:
                     break
                 except Exception as exc:
@@ -123,6 +130,29 @@ class SSEResponse(Response):
                     raise
                 await self._send_item(send, item)
         await send({"type": "http.response.body", "body": DONE, "more_body": False})
+
+    async def _pull(self) -> Message:
+        return await anext(self.rest)
+
+    async def _next(self, send: Send) -> Message:
+        """The next chunk, sending keep-alive comments while it takes longer than `keepalive_s`."""
+        if self.keepalive_s <= 0:
+            return await anext(self.rest)
+        # Each pull runs as its own task (so the wait can time out without cancelling it), all in one context,
+        # so context variables the chunk source sets persist from one pull to the next.
+        if self._context is None:
+            self._context = contextvars.copy_context()
+        pending = asyncio.get_running_loop().create_task(self._pull(), context=self._context)
+        try:
+            while True:
+                done, _ = await asyncio.wait({pending}, timeout=self.keepalive_s)
+                if done:
+                    return pending.result()
+                await send({"type": "http.response.body", "body": KEEPALIVE, "more_body": True})
+        finally:
+            if not pending.done():
+                pending.cancel()
+                await asyncio.gather(pending, return_exceptions=True)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         error: BaseException | None = None

@@ -1,0 +1,256 @@
+"""How the user-correction cues are combined, and the context that decides the ambiguous words.
+
+A follow-up message scores the summed weight of the cues it contains (`correction_cues.CUES`) plus the
+context-dependent ones below, and is a correction when the score reaches `CORRECTION_SCORE_THRESHOLD` (1.0):
+
+* a leading "no" is a verdict ("No. It's Canberra", "no?", "lol no it doesn't") — but not in "no thanks",
+  "no problem", "no worries", "no need", "no one", "no-code", "No time for …" (a determiner), "No, that's all",
+  "No, you're right", nor when the assistant's reply ended by asking something ("Should I make it formal?" →
+  "nope, keep it friendly");
+* a leading "not" is a verdict ("Not ISO.") unless benign ("not bad", "not yet", "not what I hoped …");
+* a leading "actually" is a correction when it goes on to state something ("Actually it was 1969") and a new
+  request when it asks for more ("Actually, one more thing: …"); a short statement closed by "actually"
+  (".py actually") is a correction;
+* a short on-topic statement that asks for nothing and praises nothing ("it's 5050", "those are odd") is half a
+  correction (`bare_claim`), so it needs one more cue — unless the contradiction signal reads it more finely
+  (`user_correction_contradiction`: "5040", "the Volga is longer"), which then takes its place;
+* a message describing the user's own setup ("It's a conda environment" after a how-to request, "It says
+  3.9.7" after "How do I check which python version I have?") keeps only the explicit verdicts;
+* a praise opener ("Great, now …"), an aside ("…, by the way") or an acceptance ("…, but fine") keeps only the
+  explicit verdicts; a plain question ("What could go wrong if …?") drops the cues that only mean something in
+  a statement.
+
+Measured on `tests/distill/data/user_corrections.jsonl` by `bench/bench_correction_detector.py`: on held-out
+batch e (written before the contradiction signal, run once after it was frozen) P 0.950, R 0.731 — up from
+P 0.750, R 0.173 with the cues alone; the figures per split are in `tests/distill/data/README.md`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ghost_agent.distill.correction_cues import CUES, LEAD, NOT_BENIGN, CueHit, normalize
+from ghost_agent.distill.user_correction_contradiction import (
+    contradiction,
+    describes_own_setup,
+    subject_in_exchange,
+)
+
+CORRECTION_SCORE_THRESHOLD = 1.0
+
+# A "no" followed by these is courtesy, closure or agreement, not a verdict on the answer.
+_NO_BENIGN_NEXT = re.compile(
+    r"^(?:[\s,!.]*)(?:one|problem|problemo|probs?|worries|worry|need|rush|hurry|thanks|thank|thx|ty|way|doubt|idea"
+    r"|kidding|biggie|pressure|matter|more|longer|module|offen[cs]e|sweat|harm|clue|stress|big\s+deal)\b"
+    r"|^[\W_]*(?:that'?s\s+(?:all|everything|it\b(?!\s+(?:wrong|not|incorrect))|fine|ok|okay|good|great|perfect"
+    r"|enough|right|correct|true)|i'?m\s+(?:good|fine|set|all\s+set|ok|okay|done)|all\s+(?:good|set|done)"
+    r"|we'?re\s+(?:good|fine|set|done)|just\s+(?:that|this)\b|(?:i\s+think\s+|i\s+guess\s+)?you'?re\s+(?:right|correct)"
+    r"|(?:i\s+think\s+|i\s+guess\s+)?you\s+are\s+(?:right|correct)|(?:that|it)\s+makes\s+sense|makes\s+sense"
+    r"|it'?s\s+(?:fine|ok|okay|good|perfect|all\s+good)|nothing\s+else|not\s+(?:now|right\s+now|at\s+the\s+moment)"
+    r"|i\s+agree)"
+)
+# "No no, Domino is great": the first clause after the "no" praises.
+_NO_PRAISE = re.compile(
+    r"^[^.;!?]*\b(?:is|are|'s|was|looks?|sounds?|seems?)\s+(?:great|perfect|fine|good|ok|okay|awesome|lovely"
+    r"|excellent|brilliant|spot\s+on)\b"
+)
+
+# A reply that ends by asking something: a following "no" / "nope" / "not yet" answers it.
+_OFFER = re.compile(
+    r"\b(?:would you like|do you want|want me to|shall i|should i|anything else|is there anything"
+    r"|let me know if you(?:'d| would)? (?:like|want)|does that (?:help|answer)|need anything)\b"
+)
+
+# Opening praise or acknowledgement: only explicit verdicts still count after it ("Great, now …").
+_PRAISE_LEAD = re.compile(
+    LEAD + r"(?:thanks|thank you|thx|ty|perfect|great|awesome|nice|cool|good|love it|excellent|brilliant|amazing"
+    r"|yes|yep|yeah|yup|exactly|ok|okay|got it|makes sense|that worked|that did it|works|worked|wow|sweet|lovely"
+    r"|fantastic|beautiful|neat|cute|not bad)\b(?![\s,.!-]*but\b)"
+)
+# Accepting the answer despite a reservation ("Not very creative, but fine"): only explicit verdicts still count.
+_ACCEPTANCE = re.compile(
+    r"\bbut (?:fine|ok|okay|good|it'?ll do|that works|whatever|sure|it works|thanks)\b|\b(?:it'?ll do|good enough"
+    r"|fair enough)\b"
+)
+# A bare claim is a short statement; these openers make it a request or a follow-on instead ("Now delete …").
+_REQUEST_OPENER = re.compile(
+    LEAD + r"(?:can|could|would|will|please|now|also|and|add|make|write|give|show|tell|explain|list|create|do|let'?s"
+    r"|let me|try|how about|what about|maybe|perhaps|ok|okay|then|next|same)\b"
+)
+# … and these make it the user's own context or a reaction, not a claim about the answer.
+_OWN_CONTEXT = re.compile(
+    r"\b(?:my|mine|our|we|we'?ll|we'?re|we'?ve|i'?ll|i'?ve|i'?d|i'?m (?:on|using|going|running|working|trying|building"
+    r"|doing)|i have|i don'?t have|i use|i work|i need to|i want to|i like|i love)\b"
+)
+_POSITIVE = re.compile(
+    r"\b(?:thanks|thank|thx|perfect|great|awesome|nice|cool|love|works|worked|fixed|helpful|makes sense|got it"
+    r"|didn'?t know|never (?:have |would have )?guessed|interesting|wow|good|fine|exactly|amazing|excellent"
+    r"|brilliant|neat|glad|happy|learned|til|agreed|agree|fair|lol|haha)\b"
+)
+# A conclusion drawn from the answer accepts it ("so it's 22 then", "Spielberg was 27 then").
+_INFERENCE = re.compile(r"^[\W_]*so\b|\bthen[.!]*$")
+_ANSWER_ANAPHORA = re.compile(LEAD + r"(?:that|this|it|those|these|they)(?:'s|s| is| are| was| were)?\b")
+BARE_CLAIM_WEIGHT = 0.5
+BARE_CLAIM_MAX_WORDS = 20
+
+
+_QUESTION_WORDS = frozenset(
+    "what how why when where which who whom whose is are can could would will should shall do does did any anything"
+    " may might".split()
+)
+
+
+def _bare_claim(norm: str, on_topic: bool) -> CueHit | None:
+    """A short statement about the answer's topic that asks for nothing and praises nothing ("it's 5050",
+    "Haikus have 3 lines."): half a correction, so it needs one more cue ("3600 not 360", "… though")."""
+    if "?" in norm or len(norm.split()) > BARE_CLAIM_MAX_WORDS:
+        return None
+    opener = re.match(r"[\W_]*([a-z']+) [a-z0-9]", norm)  # "how do I …" but not "WHAT. that deletes …"
+    if opener is not None and opener.group(1) in _QUESTION_WORDS:  # a question typed without "?"
+        return None
+    if _REQUEST_OPENER.match(norm) or _OWN_CONTEXT.search(norm) or _POSITIVE.search(norm) or _INFERENCE.search(norm):
+        return None
+    if not on_topic and _ANSWER_ANAPHORA.match(norm) is None:
+        return None
+    return CueHit("bare_claim", BARE_CLAIM_WEIGHT, norm[:40])
+
+
+# Added context, not a verdict ("It's a vegan bakery, by the way"): only explicit verdicts still count.
+_ASIDE = re.compile(
+    r"\b(?:by the way|btw|fyi|for context|for reference|in case it matters|if that changes|if it matters"
+    r"|just so you know)\b"
+)
+# After "actually": the user asks for something new rather than stating what is true.
+_ACTUALLY_NEW = re.compile(
+    r"\b(?:one more|another|also|can you|could you|would you|will you|can i|could i|while you'?re at it|i'?m curious"
+    r"|quick question|too)\b|\?\s*$"
+)
+_ACTUALLY_PRAISE = re.compile(
+    r"^[\W_]*(?:that'?s|this is|it'?s)\s+(?:perfect|great|fine|good|exactly|just right)|^[\W_]*(?:thanks|thank you"
+    r"|perfect|great|never mind|nvm|forget it|no worries)\b"
+)
+
+
+def is_question(norm: str) -> bool:
+    """A plain question: ends with "?" and opens with a question word or auxiliary ("What could go wrong …?")."""
+    if not norm.endswith("?"):
+        return False
+    m = re.match(r"[\W_]*([a-z']+)", norm)
+    return m is not None and m.group(1) in _QUESTION_WORDS
+
+
+def reply_asks(reply_norm: str) -> bool:
+    """The assistant's reply ended by asking the user something (so a bare "no" can be an answer)."""
+    tail = reply_norm[-240:].rstrip()
+    if not tail:
+        return False
+    last_sentence = re.split(r"(?<=[.!?])\s+", tail)[-1]
+    return last_sentence.endswith("?") or _OFFER.search(tail) is not None
+
+
+_NO_LEAD = re.compile(LEAD + r"(?P<no>(?:no+|nope|nah|nay)(?:[\s,!.]+(?:no+|nope|nah))*)(?![\w'-])")
+_NOT_LEAD = re.compile(LEAD + r"(?P<not>not)\s+(?!" + NOT_BENIGN + r"\b)(?=\w)")
+_ACTUALLY_LEAD = re.compile(LEAD + r"(?P<actually>actually)\b[\s,:;.!\u2014\u2013-]*")
+# ".py actually": a short statement closed by "actually" (not "I'm good actually").
+_ACTUALLY_TRAIL = re.compile(
+    r"^[\W_]*(?!(?:i'?m|it'?s|that'?s|this is|we'?re|all) (?:good|fine|ok|okay|great|perfect|set)\b)"
+    r"(?!(?:no|nope|nah)\b)[\w.'-]+(?:\s[\w.'-]+){0,4},?\s(?P<actually>actually)[.!]*$"
+)
+# A "no" that opens a clause ("no it's mice", "no 90"); any other word makes it a determiner ("No time for …").
+_NO_CLAUSE_WORDS = frozenset(
+    "it it's its that that's thats this these those i i'm im you you're youre your we they he she there there's not"
+    " actually wait sorry dude man mate bro lol wrong incorrect nope no just still what why again please"
+    " definitely absolutely".split()
+)
+
+
+def _leading_no(norm: str, asked: bool) -> CueHit | None:
+    m = _NO_LEAD.match(norm)
+    if m is None:
+        return None
+    rest = norm[m.end() :]
+    determiner = re.match(r" ([a-z][a-z']*)", rest)
+    if m.group("no").rstrip("o") == "n" and determiner and determiner.group(1) not in _NO_CLAUSE_WORDS:
+        return None  # "No time for lessons though", "No iCloud here": "no" qualifies a noun
+    if _NO_BENIGN_NEXT.match(rest) or _NO_PRAISE.match(rest.lstrip(" ,.!")):
+        return None
+    if asked:  # "Should I add tests?" → "No, just the function": an answer, not a verdict
+        return None
+    return CueHit("no", 1.0, m.group("no"), lead=True)
+
+
+def _leading_not(norm: str, asked: bool, question: bool) -> CueHit | None:
+    m = _NOT_LEAD.match(norm)
+    if m is None or asked or question or norm.rstrip().endswith("?"):
+        return None
+    return CueHit("not", 1.0, "not", lead=True)
+
+
+def _leading_actually(norm: str) -> CueHit | None:
+    m = _ACTUALLY_LEAD.match(norm)
+    if m is None:
+        trail = _ACTUALLY_TRAIL.match(norm)
+        return CueHit("actually", 1.0, "actually") if trail else None
+    rest = norm[m.end() :]
+    if not rest or _ACTUALLY_NEW.search(rest) or _ACTUALLY_PRAISE.match(rest):
+        return None
+    return CueHit("actually", 1.0, "actually", lead=True)
+
+
+def _figure_is_new(match_text: str, reply_norm: str) -> bool:
+    """The figure a `counter_figure` match states is not one the reply already gave ("I count 3" vs "3")."""
+    figure = re.search(r"\d[\d,.]*", match_text)
+    if figure is None:
+        return True  # "I count five"
+    digits = figure.group(0).rstrip(".,")
+    return re.search(r"(?<![\d.])" + re.escape(digits) + r"(?![\d])", reply_norm) is None
+
+
+def score_cues(
+    current: str, prior_reply: str = "", on_topic: bool = False, prior_request: str = ""
+) -> tuple[float, tuple[CueHit, ...]]:
+    """Score `current` (the user's follow-up) as a correction of `prior_reply`; return (score, hits).
+
+    `on_topic`: the follow-up shares a content word with the prior request or reply (the caller measures it);
+    it lets a short bare statement count as half a correction. `prior_request`: the user message the reply
+    answered; with the reply it lets a plain counter-statement ("5040", "the Volga is longer") count
+    (`user_correction_contradiction`).
+    """
+    norm = normalize(current)
+    if not norm:
+        return 0.0, ()
+    reply_norm = normalize(prior_reply) if prior_reply else ""
+    asked = reply_asks(reply_norm)
+    question = is_question(norm)
+    # After praise ("Great, now …") or an aside ("…, by the way") only the explicit verdicts count; so too when
+    # the message describes the user's own setup ("It's a conda environment actually", "It says 3.9.7").
+    guarded = any(p.search(norm) is not None for p in (_PRAISE_LEAD, _ASIDE, _ACCEPTANCE)) or describes_own_setup(
+        norm, normalize(prior_request), reply_norm
+    )
+    hits: list[CueHit] = []
+    if not guarded:
+        for lead_hit in (_leading_no(norm, asked), _leading_not(norm, asked, question), _leading_actually(norm)):
+            if lead_hit is not None:
+                hits.append(lead_hit)
+        counter = None
+        if prior_reply and not question and not _REQUEST_OPENER.match(norm) and not _POSITIVE.search(norm):
+            counter = contradiction(current, prior_request, prior_reply)
+        # The contradiction is a finer reading of the same short statement: it replaces the bare claim.
+        claim = counter if counter is not None else None if asked else _bare_claim(norm, on_topic)
+        if claim is not None:
+            hits.append(claim)
+    for cue in CUES:
+        if guarded and not cue.strong:
+            continue
+        if question and not cue.in_questions:
+            continue
+        m = cue.search(norm)
+        if m is None:
+            continue
+        if cue.name == "counter_figure" and not (
+            _figure_is_new(m.group(0), reply_norm)
+            and subject_in_exchange(norm[: m.start()], normalize(prior_request), reply_norm)
+        ):
+            continue  # a figure the reply gave, or one about something else ("Bass guitars have 4")
+        hits.append(CueHit(cue.name, cue.weight, m.group(0).strip(" ,.;:!?"), lead=cue.lead))
+    return sum(h.weight for h in hits), tuple(hits)

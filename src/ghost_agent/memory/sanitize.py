@@ -1,0 +1,180 @@
+"""Lessons are data, not instructions: the sanitising, bounding and escaping every lesson goes through.
+
+Two places use it (issue 12, item 3):
+
+* **write time** (`clean_field`, called by `SkillMemory.learn_lesson` for every writer): the text is made
+  inert — control and format characters, chat-template tokens (`<|im_start|>`, `[INST]`, `<<SYS>>` …),
+  role markers ("system:" at a line start, `<assistant>` tags) and instruction-override phrases ("ignore
+  previous instructions") are removed, a fenced block (typically pasted or raw tool output) is cut to a short
+  one-line excerpt — then redacted (secrets never touch disk) and only then cut to the field's hard cap, so a
+  cut can never split a secret the redactor would have recognised.
+* **show time** (`neutralize`, called by the memory bus for every lesson it renders, legacy rows included):
+  the same sanitising, whitespace squashed to one line, and every tag-like `<` turned into `‹`, so a lesson
+  cannot open or close the delimited notes block (`</ghost-notes>`), nor start a line of its own.
+
+The filters are defence in depth, not the defence: what makes a lesson harmless is that it is shown as
+delimited, untrusted data after the system prompt (see `memory/bus.py`), and only to the session that wrote
+it unless the operator pinned it (see `memory/store.py`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+
+from ghost_agent.distill.redact_rules import redact_text
+
+# Hard caps per field, in characters, applied after redaction. A lesson is a hint, not a transcript: the
+# task is a bounded excerpt of the request, the mistake one line of what failed, the solution what fixed it.
+TASK_CHARS = 240
+MISTAKE_CHARS = 320
+SOLUTION_CHARS = 600
+FIELD_CAPS = {"task": TASK_CHARS, "mistake": MISTAKE_CHARS, "solution": SOLUTION_CHARS}
+FENCE_EXCERPT_CHARS = 200  # what is left of one fenced block (raw output, a pasted file)
+INPUT_CHARS = 16_384  # a field's input is bounded (at whitespace) before cleaning: ≥ 27× the largest cap
+SESSION_CHARS = 64  # the session id as shown (`lessons ls`); visibility compares a hash of the full id
+SOURCE_CHARS = 32
+ELLIPSIS = "…"
+REMOVED = "[removed]"
+TAG_ESCAPE = "‹"  # U+2039: looks like "<" to a reader, opens no tag for a model or a parser
+MAX_PASSES = 6
+
+_KEEP_CONTROLS = frozenset("\n\t")
+_DROP_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co"})  # controls, format (bidi, zero-width), surrogates, private
+
+# Special tokens of the chat templates in common use (ChatML/Qwen, Llama 2/3, Gemma, Mistral, Phi…) and
+# role tags. A token split by another token (`<|im_<|x|>start|>`) is caught by repeating the pass.
+_TEMPLATE_TOKENS = re.compile(
+    r"<\|[^<>|\n]{0,64}\|>"
+    r"|</?s>"
+    r"|\[/?(?:INST|SYS|SYSTEM_PROMPT|AVAILABLE_TOOLS|TOOL_CALLS|TOOL_RESULTS)\]"
+    r"|<</?SYS>>"
+    r"|<(?:start|end)_of_turn>"
+    r"|</?\s*(?:system|user|assistant|developer|tool|human|model|im_start|im_end|instructions?)\b[^<>\n]{0,64}>",
+    re.IGNORECASE,
+)
+_ROLE_MARKER = re.compile(
+    r"^[ \t>#*_=-]*(?:system|assistant|user|developer|tool|human|ai|model)(?:\s+(?:prompt|message|note))?"
+    r"[ \t]*:[ \t]*",
+    re.IGNORECASE | re.MULTILINE,
+)
+_OVERRIDE = re.compile(
+    r"\b(?:ignore|disregard|forget|override|bypass)\s+(?:(?:all|any|the|your|my|of|these|those)\s+)*"
+    r"(?:previous|prior|above|earlier|preceding|former|original|system|safety)\s+"
+    r"(?:instructions?|rules|prompts?|guidelines|directions|directives|messages|context|guardrails)\b"
+    r"|\byou\s+are\s+now\b|\bfrom\s+now\s+on\b|\bnew\s+(?:system\s+)?(?:instructions?|rules|prompt)\b"
+    r"|\b(?:system|developer)\s+(?:prompt|override|message|instructions?)\b",
+    re.IGNORECASE,
+)
+_PREFACE = re.compile(
+    r"^[ \t>#*_=-]*(?:important|attention|urgent|admin|override|"
+    r"note\s+to\s+(?:the\s+)?(?:assistant|ai|model|llm|agent))[ \t]*[:!]+[ \t]*",
+    re.IGNORECASE | re.MULTILINE,
+)
+_FENCE = re.compile(r"(`{3,}|~{3,})[^\n]*\n?(.*?)(?:\1|\Z)", re.DOTALL)
+_TAG_OPEN = re.compile(r"<(?=[/!?|A-Za-z<]|\s+/)")  # "<b", "</x", "< /x"; not "a < b"
+_BLANK_RUNS = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)+")
+_SPACE_RUNS = re.compile(r"[ \t]{2,}")
+
+
+def strip_controls(text: str) -> str:
+    """`text` without control, format, surrogate and private-use characters (newline and tab are kept)."""
+    return "".join(
+        ch for ch in text if ch in _KEEP_CONTROLS or unicodedata.category(ch) not in _DROP_CATEGORIES
+    )
+
+
+def sanitize_text(text: object) -> str:
+    """Make `text` inert as prompt material; no length cap and no redaction (see `clean_field`).
+
+    NFKC first (a fullwidth `＜|im_start|＞` becomes the token it imitates, and is then removed), then the
+    filters of the module docstring. Never raises: a non-string is "". Idempotent.
+    """
+    if not isinstance(text, str) or not text:
+        return ""
+    text = strip_controls(unicodedata.normalize("NFKC", text))
+    for _ in range(MAX_PASSES):  # until stable: removing one marker can join the halves of another
+        new = _TEMPLATE_TOKENS.sub("", text)
+        new = _FENCE.sub(_fence_excerpt, new)
+        new = _ROLE_MARKER.sub("", new)
+        new = _PREFACE.sub("", new)
+        new = _OVERRIDE.sub(REMOVED, new)
+        if new == text:
+            break
+        text = new
+    text = _SPACE_RUNS.sub(" ", _BLANK_RUNS.sub("\n\n", text))
+    return text.strip()
+
+
+def clean_field(text: object, cap: int) -> str:
+    """Write-time cleaning of one lesson field: sanitise, redact, then cut to `cap` characters.
+
+    Redaction runs on the sanitised text (removing a token can join the halves of a secret) and before the
+    cut (a cut first could leave half a key the redactor no longer recognises). A very long input is first
+    bounded to `INPUT_CHARS` at a whitespace boundary — whole tokens only, so no secret is split — which keeps
+    the cost of a megabyte request at milliseconds; what lies beyond could never reach the capped field.
+    """
+    return clip(redact_text(sanitize_text(_bound(text))), cap)
+
+
+def clean_label(text: object, cap: int) -> str:
+    """A one-line label (session id as shown, source kind): redacted, inert, squashed, cut to `cap`."""
+    return clip(" ".join(redact_text(sanitize_text(text)).split()), cap)
+
+
+def neutralize(text: object) -> str:
+    """Show-time form of a stored field: sanitised, one line, every tag-like `<` escaped (no delimiter, role
+    tag or template token can be formed from it). Applied to legacy rows too."""
+    return _TAG_OPEN.sub(TAG_ESCAPE, " ".join(sanitize_text(text).split()))
+
+
+def clip(text: str, cap: int) -> str:
+    """`text` cut to at most `cap` characters, an ellipsis marking the cut."""
+    if len(text) <= cap:
+        return text
+    return text[: max(cap - len(ELLIPSIS), 0)].rstrip() + ELLIPSIS
+
+
+def visibility_key(session_id: object) -> str:
+    """The key lesson visibility compares: a hash of the full session id ("" for none).
+
+    Not the redacted id: two sessions whose ids redact alike (two e-mail addresses) must not share lessons.
+    """
+    if not isinstance(session_id, str) or not session_id:
+        return ""
+    digest = hashlib.sha256(b"ghost-lesson-session\x00" + session_id.encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()[:32]
+
+
+def _bound(text: object) -> object:
+    """`text` cut at the last whitespace before `INPUT_CHARS` (unchanged when shorter, not a string, or one
+    giant token: that is cleaned whole rather than split)."""
+    if not isinstance(text, str) or len(text) <= INPUT_CHARS:
+        return text
+    cut = max(text.rfind(ws, 0, INPUT_CHARS) for ws in (" ", "\n", "\t"))
+    return text[:cut] if cut > 0 else text
+
+
+def _fence_excerpt(match: re.Match[str]) -> str:
+    body = " ".join(match.group(2).split())
+    return clip(body, FENCE_EXCERPT_CHARS) if body else ""
+
+
+__all__ = [
+    "FIELD_CAPS",
+    "INPUT_CHARS",
+    "MISTAKE_CHARS",
+    "SESSION_CHARS",
+    "SOLUTION_CHARS",
+    "SOURCE_CHARS",
+    "TASK_CHARS",
+    "TAG_ESCAPE",
+    "clean_field",
+    "clean_label",
+    "clip",
+    "neutralize",
+    "sanitize_text",
+    "visibility_key",
+    "strip_controls",
+]

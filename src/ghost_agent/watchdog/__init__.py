@@ -1,0 +1,38 @@
+"""The biological watchdog (DESIGN §5): idle-time phases that turn history into better lessons and models.
+
+```
+watchdog/clock.py      ActivityClock (only user requests move it), SystemClock / ManualClock
+watchdog/gate.py       ModelGate: user requests first, background model calls preempted
+watchdog/activity.py   the ASGI hook on POST /v1/chat/completions (touches the clock, holds the gate)
+watchdog/base.py       Phase, Timing, PhaseResult, PhaseContext, NotBuiltPhase
+watchdog/table.py      the phase table (DESIGN §5) from the settings, PHASES registry
+watchdog/runner.py     Watchdog: the tick loop, cooldown anchors, per-phase state, status
+watchdog/counts.py     cached lesson / candidate / trajectory counts
+watchdog/route.py      GET /v1/ghost/status;  watchdog/cli.py: `ghost-agent status`
+watchdog/phases/       one module per implemented phase
+```
+"""
+
+from __future__ import annotations
+
+from ghost_agent.watchdog.base import NotBuiltPhase, Phase, PhaseContext, PhaseResult, PhaseYielded, Timing
+from ghost_agent.watchdog.clock import ActivityClock, Clock, ManualClock, SystemClock
+from ghost_agent.watchdog.gate import ModelGate, ModelPreempted
+from ghost_agent.watchdog.runner import PhaseState, Watchdog
+
+__all__ = [
+    "ActivityClock",
+    "Clock",
+    "ManualClock",
+    "ModelGate",
+    "ModelPreempted",
+    "NotBuiltPhase",
+    "Phase",
+    "PhaseContext",
+    "PhaseResult",
+    "PhaseState",
+    "PhaseYielded",
+    "SystemClock",
+    "Timing",
+    "Watchdog",
+]

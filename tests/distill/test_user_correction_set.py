@@ -1,0 +1,149 @@
+"""The labelled follow-up set (`data/user_corrections.jsonl`, see `data/README.md`): its shape, and precision /
+recall floors for the cue scorer on each split. Both detectors are deterministic, so the floors are regression
+tests, not benchmarks; `bench/bench_correction_detector.py` prints the full table.
+
+The floors sit at (or just under) the measured figures. Held-out batch a meets the issue's 0.9 / 0.9 target;
+held-out batch e — written before the contradiction signal was built and run once after it was frozen — is the
+honest estimate on unseen phrasing (P 0.950, R 0.731; the detector before the signal: P 0.750, R 0.173), and its
+floor only keeps that from getting worse. Batch d (first run P 0.905, R 0.475) has since been developed on and is
+part of dev.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ghost_agent.distill.correction_cues import CUES, normalize
+from ghost_agent.distill.user_correction import classify_user_correction, classify_user_correction_legacy
+
+DATA = Path(__file__).parent / "data" / "user_corrections.jsonl"
+FIELDS = {"id", "split", "batch", "shape", "is_correction", "prior_user", "prior_reply", "follow_up"}
+
+
+def _load() -> list[dict[str, Any]]:
+    with DATA.open(encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+EXAMPLES = _load()
+
+
+def precision_recall(rows: list[dict[str, Any]], legacy: bool = False) -> tuple[float, float, int]:
+    """(precision, recall, false positives) of one detector over `rows`."""
+    tp = fp = fn = 0
+    for ex in rows:
+        if legacy:
+            predicted = classify_user_correction_legacy(ex["prior_user"], ex["follow_up"]).is_correction
+        else:
+            predicted = classify_user_correction(ex["prior_user"], ex["follow_up"], ex["prior_reply"]).is_correction
+        actual = bool(ex["is_correction"])
+        tp += predicted and actual
+        fp += predicted and not actual
+        fn += actual and not predicted
+    return (tp / (tp + fp) if tp + fp else 0.0), (tp / (tp + fn) if tp + fn else 0.0), fp
+
+
+def rows(split: str, batch: str | None = None) -> list[dict[str, Any]]:
+    return [ex for ex in EXAMPLES if ex["split"] == split and (batch is None or ex["batch"] == batch)]
+
+
+# --- the set itself -----------------------------------------------------------------------------------------
+
+
+def test_the_set_is_large_balanced_and_well_formed() -> None:
+    assert len(EXAMPLES) >= 150
+    assert all(set(ex) == FIELDS for ex in EXAMPLES)
+    assert len({ex["id"] for ex in EXAMPLES}) == len(EXAMPLES)
+    assert len({ex["follow_up"] for ex in EXAMPLES}) == len(EXAMPLES)
+    assert {ex["split"] for ex in EXAMPLES} == {"dev", "heldout"}
+    assert all(isinstance(ex["is_correction"], bool) for ex in EXAMPLES)
+    assert all(ex["prior_user"].strip() and ex["prior_reply"].strip() and ex["follow_up"].strip() for ex in EXAMPLES)
+    labels = Counter((ex["split"], ex["is_correction"]) for ex in EXAMPLES)
+    for split in ("dev", "heldout"):
+        assert min(labels[split, True], labels[split, False]) >= 0.4 * (labels[split, True] + labels[split, False])
+    assert len(rows("heldout")) >= len(EXAMPLES) / 3 - 1
+
+
+def test_the_set_covers_the_shapes_the_issue_names() -> None:
+    shapes = {ex["shape"] for ex in EXAMPLES}
+    assert {"explicit_no", "thats_wrong", "not_what_i_asked", "i_meant", "actually", "wrong_format", "try_again",
+            "you_forgot", "should_be_not", "polite", "terse", "reject_no_rephrase", "caps_punct"} <= shapes
+    assert {"thanks", "great_now", "new_question", "no_polite", "no_thats_all", "not_bad", "no_other_sense",
+            "clarification", "actually_new", "answer_to_question"} <= shapes
+    assert any(ex["follow_up"].startswith("No, wrong format — tell me what 15% of 2340") for ex in EXAMPLES)
+
+
+# --- precision / recall floors ------------------------------------------------------------------------------
+
+
+def test_held_out_batch_a_meets_the_target() -> None:
+    precision, recall, false_alarms = precision_recall(rows("heldout", "a"))
+    assert precision >= 0.9 and recall >= 0.9
+    assert false_alarms == 0
+
+
+def test_held_out_batch_e_written_before_the_contradiction_signal_does_not_regress() -> None:
+    precision, recall, false_alarms = precision_recall(rows("heldout", "e"))
+    assert precision >= 0.95 and recall >= 0.73
+    assert false_alarms <= 2
+
+
+def test_batch_d_is_now_dev_and_its_false_alarms_are_gone() -> None:
+    precision, recall, false_alarms = precision_recall(rows("dev", "d"))
+    assert recall >= 0.77 and false_alarms == 0
+
+
+def test_all_held_out_and_dev() -> None:
+    precision, recall, _ = precision_recall(rows("heldout"))
+    assert precision >= 0.97 and recall >= 0.85
+    precision, recall, false_alarms = precision_recall(rows("dev"))
+    assert precision >= 0.99 and recall >= 0.9 and false_alarms == 0
+
+
+def test_the_legacy_rule_is_kept_and_misses_almost_everything() -> None:
+    precision, recall, false_alarms = precision_recall(rows("heldout"), legacy=True)
+    assert recall < 0.1 and false_alarms == 0
+
+
+# --- cost -----------------------------------------------------------------------------------------------------
+
+
+def test_needles_never_change_what_a_cue_matches() -> None:
+    for ex in EXAMPLES:
+        norm = normalize(ex["follow_up"])
+        for cue in CUES:
+            assert (cue.search(norm) is None) == (cue.pattern.search(norm) is None), (cue.name, ex["id"])
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "hmm, " * 2000 + "no",
+        "no " * 3000,
+        "a" * 50_000,
+        "?" * 5000,
+        "you " + "x " * 3000 + "instead",
+        "1." * 5000,
+        "that's " * 3000,
+        "def f(x):\n    return x  # not the same error\n" * 500,
+    ],
+)
+def test_pathological_messages_stay_cheap(message: str) -> None:
+    # Only the head and tail of a long message are scanned and no pattern backtracks without bound: each of
+    # these takes well under a millisecond on an idle core; the bound is loose for loaded CI machines.
+    start = time.perf_counter()
+    classify_user_correction("prior question " * 500, message, "reply " * 5000 + "?")
+    assert time.perf_counter() - start < 0.25
+
+
+def test_no_cue_pattern_has_nested_unbounded_repetition() -> None:
+    # A cheap guard against the catastrophic-backtracking shape `(x+)*` / `(x*)+` creeping into a cue.
+    nested = re.compile(r"\([^()]*[+*]\)[+*]")
+    assert [cue.name for cue in CUES if nested.search(cue.pattern.pattern)] == []
