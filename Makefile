@@ -59,6 +59,7 @@ bench: install-local
 	$(PY) bench/bench_agent.py
 	$(PY) bench/bench_correction_to_lesson.py
 	$(PY) bench/bench_retrain_lag.py
+	$(PY) bench/bench_crash_load.py --concurrency 200 --duration 30
 
 ## bench-embedded: the slow benchmarks on the embedded model (search cost; the agent vs the bare model on the dev sets).
 bench-embedded: install-local sandbox

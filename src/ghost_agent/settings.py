@@ -290,8 +290,8 @@ class Settings:
     check_model_tests: int = field(
         default=5,
         metadata=_meta(
-            "agent", "Assertions the model writes from the spec to test a code answer (answer-first; 0 = only the "
-            "request's own examples).", lo=0, hi=20,
+            "agent", "Assertions the model writes from the spec to test a code answer when the request gives no "
+            "examples of its own (answer-first; 0 = never).", lo=0, hi=20,
         ),
     )
     check_revisions: int = field(

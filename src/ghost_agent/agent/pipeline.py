@@ -64,21 +64,29 @@ class TurnPipeline:
             raise RuntimeError("turn pipeline produced no reply: no stage set response or chunks")
         return turn
 
-    async def finish(self, turn: Turn, error: BaseException | None = None) -> None:
+    async def finish(self, turn: Turn, error: BaseException | None = None, *, before_delivery: bool = False) -> None:
         """Run the finishers; one failing is logged, counted and never affects the others or the client.
 
-        A turn of `n > 1` choices is finished as its choices (`turn.choices`, each its own turn and trajectory,
-        with the error `agent.choices.choice_error` assigns it); a choice that never started is not finished.
+        `before_delivery=True` runs only the finishers marked `before_delivery` (recording the trajectory): the
+        route calls it for a successful reply just before its last byte goes out, so a turn the client saw
+        succeed is already written when it does (a kill -9 right after cannot lose it). The later full `finish`
+        skips what already ran. A turn of `n > 1` choices is finished as its choices (`turn.choices`, each its
+        own turn and trajectory, with the error `agent.choices.choice_error` assigns it); a choice that never
+        started is not finished.
         """
         if not turn.choices:
-            await self._finish_one(turn, error)
+            await self._finish_one(turn, error, before_delivery)
             return
         for choice in turn.choices:
             if choice.state.get("choice_started"):
-                await self._finish_one(choice, choice_error(choice, error))
+                await self._finish_one(choice, choice_error(choice, error), before_delivery)
 
-    async def _finish_one(self, turn: Turn, error: BaseException | None) -> None:
+    async def _finish_one(self, turn: Turn, error: BaseException | None, before_delivery: bool = False) -> None:
+        done: set[str] = turn.state.setdefault("finished", set())
         for finisher in self.finishers:
+            if finisher.name in done or (before_delivery and not getattr(finisher, "before_delivery", False)):
+                continue
+            done.add(finisher.name)
             try:
                 await finisher.finish(turn, error)
             except Exception as exc:  # noqa: BLE001 - finishers must never break a delivered turn

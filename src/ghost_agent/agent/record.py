@@ -4,7 +4,8 @@ The record carries what the stages left in `turn.state`: the router decision, th
 verifier's verdict, the lessons shown. Outcome: the mechanical heuristics first (an abort marker, repeated
 tool errors → FAILED); a turn still UNKNOWN takes a confident verifier verdict (REFUTED → FAILED, CONFIRMED →
 PASSED, both weighted as the agent's own check); an agent turn that died on a backend error is FAILED.
-Recording happens after delivery and off the event loop; a failure to record is logged, never shown to the
+Recording runs just before the reply's last byte is sent (`before_delivery`: a turn the client saw succeed is
+on disk before it could see it) and off the event loop; a failure to record is logged, never shown to the
 client. The reply is then stashed (by fingerprint) for the next turn's correction check.
 """
 
@@ -115,6 +116,7 @@ class RecordTrajectory:
     """Finisher: outcome heuristics and verdict, one append (redacted inside append), then the stash."""
 
     name = "record"
+    before_delivery = True  # written before the reply's last byte: a turn the client saw succeed is on disk
 
     def __init__(
         self, collector: TrajectoryCollector, recent: RecentTurns | None = None, *, refute_confidence: float = 0.7

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Any
 
 import orjson
@@ -126,7 +127,9 @@ async def create_chat_completion(body: ChatCompletionRequest, request: Request) 
             headers["x-ghost-trajectory-ids"] = ",".join(c.trajectory_id or "" for c in turn.choices)
     if not turn.stream:
         _record_usage(ctx, turn)
-        # Finishers (recording the trajectory) run after the response is sent: the client never waits.
+        # The trajectory is written before the reply goes out (a process killed right after cannot lose a turn
+        # the client saw succeed); the other finishers (learning hooks) run after it is sent.
+        await pipeline.finish(turn, before_delivery=True)
         return Response(
             orjson.dumps(turn.response),
             media_type="application/json",
@@ -140,10 +143,16 @@ async def create_chat_completion(body: ChatCompletionRequest, request: Request) 
         _record_usage(ctx, turn)
         await pipeline.finish(turn, error)
 
+    async def recorded(chunks: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        """The chunks, then the trajectory written before `data: [DONE]` goes out."""
+        async for item in chunks:
+            yield item
+        await pipeline.finish(turn, before_delivery=True)
+
     assert turn.chunks is not None
     return SSEResponse(
         first,
-        turn.chunks,
+        recorded(turn.chunks),
         include_usage=turn.include_usage,
         extra_headers=[(k.encode(), v.encode()) for k, v in headers.items()],
         on_close=on_close,
