@@ -58,6 +58,7 @@ def args(call: dict) -> dict:
         '```python\nget_weather("Paris")\n```',
         '<function=get_weather>{"city": "Paris"}</function>',
         '{"name": "get_weather", "arguments": {"city": "Paris"}',  # missing closing brace
+        '{{"name": "get_weather", "arguments": {"city": "Paris"}}}',  # braces doubled as in a template
     ],
 )
 def test_parses_the_shapes_small_models_write(content: str) -> None:

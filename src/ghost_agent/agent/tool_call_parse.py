@@ -203,6 +203,9 @@ def _json_values(text: str) -> tuple[list[Any], str | None]:
 def _lenient(text: str) -> Any:
     """Python-literal JSON (single quotes, True/None, trailing commas) or a missing closing brace."""
     candidates = [text, text + "}", text + "}}", text + "]"]
+    stripped = text.strip()
+    if stripped.startswith("{{") and stripped.endswith("}}"):  # braces doubled as a template would escape them
+        candidates.append(stripped.replace("{{", "{").replace("}}", "}"))
     for candidate in candidates:
         try:
             return json.loads(candidate)
