@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from ghost_agent.settings import arg_type
+from ghost_agent.settings import Settings, SettingsError, arg_type, load_settings
 
 
 def positive_float(raw: str) -> float:
@@ -38,4 +38,17 @@ def home_config_parent(home_help: str = "GHOST_HOME to use") -> argparse.Argumen
     return common
 
 
-__all__ = ["home_config_parent", "positive_float", "positive_int"]
+def home_config_overrides(args: argparse.Namespace) -> dict[str, object]:
+    """The `--home`/`--config` values a subcommand was given (for `load_settings(cli=...)`)."""
+    return {k: getattr(args, k) for k in ("home", "config") if getattr(args, k, None) is not None}
+
+
+def cli_settings(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Settings:
+    """Settings from `--home`/`--config` (env and defaults otherwise); a bad value is a usage error."""
+    try:
+        return load_settings(cli=home_config_overrides(args))
+    except SettingsError as exc:
+        parser.error(str(exc))
+
+
+__all__ = ["cli_settings", "home_config_overrides", "home_config_parent", "positive_float", "positive_int"]

@@ -27,14 +27,13 @@ from typing import IO, Any
 
 import orjson
 
-from ghost_agent.cli_args import home_config_parent, positive_int
+from ghost_agent.cli_args import cli_settings, home_config_parent, positive_int
 from ghost_agent.home import GhostHome
 from ghost_agent.logging import get_logger
 from ghost_agent.memory.lessons import STATUSES, Lesson
 from ghost_agent.memory.sanitize import strip_controls
 from ghost_agent.memory.store import SkillMemory, SkillMemoryError
 from ghost_agent.model_cli import home_logging
-from ghost_agent.settings import SettingsError, load_settings
 
 log = get_logger("lessons_cli")
 
@@ -87,11 +86,7 @@ def cmd_lessons(
     """Dispatch a parsed `lessons` command; returns the exit code."""
     out = out if out is not None else sys.stdout
     err = err if err is not None else sys.stderr
-    given = {k: getattr(args, k) for k in ("home", "config") if getattr(args, k, None) is not None}
-    try:
-        settings = load_settings(cli=given)
-    except SettingsError as exc:
-        parser.error(str(exc))
+    settings = cli_settings(args, parser)
     home = GhostHome(settings.home)
     command = args.lessons_command
     if not home.lessons_db.exists():

@@ -25,13 +25,12 @@ import orjson
 import structlog
 
 from ghost_agent.bound_model import BoundModel
-from ghost_agent.cli_args import home_config_parent
+from ghost_agent.cli_args import cli_settings, home_config_parent
 from ghost_agent.distill.collector import TrajectoryCollector
 from ghost_agent.home import GhostHome
 from ghost_agent.linear import CheckpointError, LogisticModel
 from ghost_agent.linear_trainer import LinearTrainer
 from ghost_agent.logging import LogSink, configure_logging
-from ghost_agent.settings import Settings, SettingsError, load_settings
 from ghost_agent.trajectories_cli import parse_when  # one parser for "7d / 2026-04-26 / ISO time" across CLIs
 
 EXIT_OK = 0
@@ -147,15 +146,6 @@ def run_standalone(
         return code
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
-
-
-def cli_settings(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Settings:
-    """Settings from `--home`/`--config` (env and defaults otherwise); a bad value is a usage error."""
-    given = {k: getattr(args, k) for k in ("home", "config") if getattr(args, k, None) is not None}
-    try:
-        return load_settings(cli=given)
-    except SettingsError as exc:
-        parser.error(str(exc))
 
 
 def print_json(out: IO[str], value: Any) -> None:

@@ -17,12 +17,11 @@ from typing import IO, Any
 
 import orjson
 
-from ghost_agent.cli_args import home_config_parent, positive_int
+from ghost_agent.cli_args import cli_settings, home_config_parent, positive_int
 from ghost_agent.distill.collector import TrajectoryCollector
 from ghost_agent.distill.trajectory import Outcome, Source, Trajectory, parse_ts
 from ghost_agent.home import GhostHome
 from ghost_agent.logview import parse_duration
-from ghost_agent.settings import SettingsError, load_settings
 
 PREVIEW_CHARS = 60
 
@@ -95,11 +94,7 @@ def cmd_trajectories(
     """Dispatch a parsed `trajectories` command; returns the exit code."""
     out = out if out is not None else sys.stdout
     err = err if err is not None else sys.stderr
-    given = {k: getattr(args, k) for k in ("home", "config") if getattr(args, k, None) is not None}
-    try:
-        settings = load_settings(cli=given)
-    except SettingsError as exc:
-        parser.error(str(exc))
+    settings = cli_settings(args, parser)
     collector = TrajectoryCollector(GhostHome(settings.home).trajectories, enabled=False)
     command = args.traj_command
     if command == "ls":

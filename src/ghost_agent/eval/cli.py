@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from ghost_agent.cli_args import home_config_parent, positive_float, positive_int
+from ghost_agent.cli_args import home_config_overrides, home_config_parent, positive_float, positive_int
 from ghost_agent.eval.suites import SUITES
 from ghost_agent.eval.task import EvalTask, SuiteResult, TaskOutcome
 from ghost_agent.logging import warnings_to
@@ -149,9 +149,8 @@ class Progress:
 
 
 def _settings(args: argparse.Namespace) -> Settings:
-    given = {k: getattr(args, k) for k in ("home", "config") if getattr(args, k, None) is not None}
     try:
-        return load_settings(cli=given)
+        return load_settings(cli=home_config_overrides(args))
     except SettingsError as exc:
         raise EvalUsageError(str(exc)) from exc
 

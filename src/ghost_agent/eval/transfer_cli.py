@@ -24,7 +24,7 @@ from typing import IO, Any
 import orjson
 
 from ghost_agent.atomic import atomic_write_bytes
-from ghost_agent.cli_args import home_config_parent, positive_float, positive_int
+from ghost_agent.cli_args import home_config_overrides, home_config_parent, positive_float, positive_int
 from ghost_agent.logging import warnings_to
 
 EXIT_OK, EXIT_USAGE = 0, 2
@@ -90,9 +90,8 @@ def _run(args: argparse.Namespace, err: IO[str]) -> tuple[Any, Path]:
     from ghost_agent.home import GhostHome
     from ghost_agent.settings import SettingsError, load_settings
 
-    given = {k: getattr(args, k) for k in ("home", "config") if getattr(args, k, None) is not None}
     try:
-        settings = load_settings(cli=given)
+        settings = load_settings(cli=home_config_overrides(args))
         chosen = families(args.families)
     except (SettingsError, ValueError) as exc:
         raise TransferUsageError(str(exc)) from exc

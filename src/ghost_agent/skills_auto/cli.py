@@ -23,13 +23,12 @@ from typing import IO, Any
 
 import orjson
 
-from ghost_agent.cli_args import home_config_parent, positive_int
+from ghost_agent.cli_args import cli_settings, home_config_parent, positive_int
 from ghost_agent.home import GhostHome
 from ghost_agent.logging import get_logger
 from ghost_agent.memory.sanitize import strip_controls
 from ghost_agent.memory.store import SkillMemory, SkillMemoryError
 from ghost_agent.model_cli import home_logging
-from ghost_agent.settings import SettingsError, load_settings
 from ghost_agent.skills_auto.promote import promote, reject
 from ghost_agent.skills_auto.store import Candidate, SkillStore, SkillStoreError
 
@@ -78,11 +77,7 @@ def cmd_skills(
     """Dispatch a parsed `skills` command; returns the exit code."""
     out = out if out is not None else sys.stdout
     err = err if err is not None else sys.stderr
-    given = {k: getattr(args, k) for k in ("home", "config") if getattr(args, k, None) is not None}
-    try:
-        settings = load_settings(cli=given)
-    except SettingsError as exc:
-        parser.error(str(exc))
+    settings = cli_settings(args, parser)
     home = GhostHome(settings.home)
     command = args.skills_command
     if not home.skills_db.exists():
