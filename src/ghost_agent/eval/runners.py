@@ -120,7 +120,7 @@ def loopback_base_url(base_url: str) -> str:
     return str(url).rstrip("/")
 
 
-def _error_text(response: httpx.Response) -> str:
+def http_error_text(response: httpx.Response) -> str:
     """`HTTP <status>: <message>` from an OpenAI-shaped error body, else the start of the body."""
     message = ""
     try:
@@ -245,7 +245,7 @@ class HttpRunner:
             return RunnerReply("", error=f"{type(exc).__name__}: {exc}", duration_ms=elapsed())
         trajectory_id = response.headers.get(TRAJECTORY_HEADER)
         if response.status_code >= 400:
-            return RunnerReply("", trajectory_id, error=_error_text(response), duration_ms=elapsed())
+            return RunnerReply("", trajectory_id, error=http_error_text(response), duration_ms=elapsed())
         try:
             data = response.json()
             text = data["choices"][0]["message"].get("content") or ""
@@ -342,6 +342,7 @@ __all__ = [
     "RunnerReply",
     "StubRunner",
     "TRAJECTORY_HEADER",
+    "http_error_text",
     "loopback_base_url",
     "make_runner",
     "place_task_files",

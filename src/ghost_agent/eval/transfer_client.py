@@ -16,7 +16,15 @@ import httpx
 import orjson
 
 from ghost_agent import __version__
-from ghost_agent.eval.runners import SESSION_HEADER, TRAJECTORY_HEADER, HttpRunner, RunnerError, loopback_base_url
+from ghost_agent.eval.runners import (
+    SESSION_HEADER,
+    TRAJECTORY_HEADER,
+    HttpRunner,
+    RunnerError,
+    RunnerReply,
+    http_error_text,
+    loopback_base_url,
+)
 from ghost_agent.logging import get_logger
 
 log = get_logger("eval.transfer")
@@ -24,15 +32,8 @@ log = get_logger("eval.transfer")
 JSON = dict[str, Any]
 
 
-@dataclass(frozen=True)
-class ChatReply:
-    """One reply: its text, the trajectory it left, an error, whether it timed out, how long it took."""
-
-    text: str
-    trajectory_id: str | None = None
-    error: str | None = None
-    timed_out: bool = False
-    duration_ms: float = 0.0
+# One reply: its text, the trajectory it left, an error, whether it timed out, how long it took (the eval's).
+ChatReply = RunnerReply
 
 
 @dataclass(frozen=True)
@@ -58,15 +59,6 @@ class Counts:
             reflections=int(by_source.get("reflection") or 0),
             lessons=int(lessons.get("total") or 0),
         )
-
-
-def _error_text(response: httpx.Response) -> str:
-    try:
-        data = response.json()
-        message = str(data["error"].get("message") or "") if isinstance(data.get("error"), dict) else ""
-    except (ValueError, AttributeError):
-        message = ""
-    return f"HTTP {response.status_code}: {' '.join((message or response.text[:300]).split())}"
 
 
 class TransferClient:
@@ -117,7 +109,7 @@ class TransferClient:
             return ChatReply("", error=f"{type(exc).__name__}: {exc}", duration_ms=ms())
         trajectory_id = response.headers.get(TRAJECTORY_HEADER)
         if response.status_code >= 400:
-            return ChatReply("", trajectory_id, error=_error_text(response), duration_ms=ms())
+            return ChatReply("", trajectory_id, error=http_error_text(response), duration_ms=ms())
         try:
             text = response.json()["choices"][0]["message"].get("content") or ""
         except (ValueError, KeyError, IndexError, TypeError, AttributeError):
