@@ -20,7 +20,7 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
-from ghost_agent.agent.tool_call_parse import Parsed, ParsedCall, parse_tool_calls, tool_names
+from ghost_agent.agent.tool_call_parse import Parsed, ParsedCall, call_from_object, parse_tool_calls, tool_names
 from ghost_agent.agent.turn import Turn
 from ghost_agent.llm import wire
 from ghost_agent.llm.base import LLMBackend
@@ -235,17 +235,8 @@ def _only(parsed: Parsed, name: str | None) -> Parsed:
 
 def _from_native(call: JSON, tools: Any) -> ParsedCall:
     function = call.get("function") or {}
-    parsed = parse_tool_calls(
-        '{"name": %s, "arguments": %s}' % (_quote(function.get("name", "")), function.get("arguments") or "{}"),
-        tools,
-    )
-    return parsed.calls[0] if parsed.calls else ParsedCall(str(function.get("name", "")), {}, ["unparseable"])
-
-
-def _quote(text: Any) -> str:
-    import json
-
-    return json.dumps(str(text))
+    parsed = call_from_object(function, tools)
+    return parsed if parsed is not None else ParsedCall(str(function.get("name", "")), {}, ["unparseable"])
 
 
 def _split(text: str, triggers: list[str], *, at_start: bool) -> tuple[str, str, bool]:

@@ -234,6 +234,11 @@ def _python_literal(text: str) -> Any:
         return None
 
 
+def call_from_object(item: Any, tools: Any) -> ParsedCall | None:
+    """One call object (`{"name", "arguments"}` and the other shapes) to a function the client offered, or None."""
+    return _from_object(item, tool_names(tools))
+
+
 def _from_object(item: Any, schemas: dict[str, JSON]) -> ParsedCall | None:
     if not isinstance(item, dict):
         return None
