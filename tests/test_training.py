@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,8 +18,10 @@ from ghost_agent.training import (
     Floors,
     RewardSource,
     TrainerReport,
+    confidence_multiplier,
     is_labeled,
     outcome_source,
+    router_confidence,
     source_weight,
 )
 from tests.distill.trajhelp import make_traj
@@ -49,6 +52,63 @@ def test_default_source_weights() -> None:
         RewardSource.TEACHER: 0.1,
     }
     assert {s.value for s in RewardSource} == {"human", "self", "heuristic", "teacher"}
+
+
+# ------------------------------------------------------------------- confidence-modulated reinforcement
+
+
+def routed_traj(**router: object) -> Trajectory:
+    """A fast-path chat turn whose router record is `{decision, p, reason, model}` plus `router`'s keys."""
+    record = {"decision": "fast", "p": 0.2, "reason": "confident_fast", "model": "r1", **router}
+    return make_traj(outcome=Outcome.PASSED, router=record)
+
+
+def test_missing_confidence_leaves_the_weight_unchanged(collector: TrajectoryCollector) -> None:
+    old_record = stored(collector, routed_traj())  # written before the key existed
+    unmodelled = stored(collector, routed_traj(p=None, reason="prior_fast", model=None, confidence=None))
+    unrouted = stored(collector, make_traj(outcome=Outcome.PASSED))
+    for traj in (old_record, unmodelled, unrouted):
+        assert router_confidence(traj) is None
+        assert confidence_multiplier(traj) == 1.0
+        assert source_weight(traj) == 0.3  # the source weight itself never changes
+
+
+@pytest.mark.parametrize(
+    ("confidence", "multiplier"), [(0.0, 0.5), (0, 0.5), (1.0, 1.0), (1, 1.0), (0.6, 0.8), (0.8, 0.9)]
+)
+def test_multiplier_is_half_plus_half_the_confidence(
+    collector: TrajectoryCollector, confidence: float, multiplier: float
+) -> None:
+    traj = stored(collector, routed_traj(confidence=confidence))
+    assert router_confidence(traj) == confidence
+    assert confidence_multiplier(traj) == pytest.approx(multiplier)
+
+
+@pytest.mark.parametrize(("confidence", "clamped"), [(-0.5, 0.0), (-1e300, 0.0), (1.5, 1.0), (1e300, 1.0)])
+def test_out_of_range_confidence_is_clamped(collector: TrajectoryCollector, confidence: float, clamped: float) -> None:
+    traj = stored(collector, routed_traj(confidence=confidence))
+    assert router_confidence(traj) == clamped
+    assert confidence_multiplier(traj) == 0.5 + 0.5 * clamped
+
+
+@pytest.mark.parametrize("bad", ["0.9", "", True, False, [0.9], {"p": 0.9}])
+def test_malformed_stored_confidence_gives_multiplier_one(collector: TrajectoryCollector, bad: object) -> None:
+    traj = stored(collector, routed_traj(confidence=bad))
+    assert router_confidence(traj) is None and confidence_multiplier(traj) == 1.0
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+def test_non_finite_confidence_gives_multiplier_one(bad: float) -> None:
+    # JSON cannot carry these (orjson writes null), so they can only arrive on an in-memory record
+    traj = routed_traj(confidence=bad)
+    assert router_confidence(traj) is None and confidence_multiplier(traj) == 1.0
+
+
+@pytest.mark.parametrize("router", ["fast", ["fast", 0.9], 0.9])
+def test_a_router_record_that_is_not_an_object_gives_multiplier_one(router: object) -> None:
+    traj = make_traj(outcome=Outcome.PASSED)
+    traj.router = router  # type: ignore[assignment]
+    assert confidence_multiplier(traj) == 1.0
 
 
 # ------------------------------------------------------------------------------------ outcome_source

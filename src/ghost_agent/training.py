@@ -6,6 +6,9 @@ Sample weights by who decided the outcome (seed 004, DESIGN §6): a human correc
 own checks (verifier, self-play validator, eval) 0.6, a mechanical heuristic 0.3, an LLM teacher's opinion
 (e.g. a self-consistency vote) 0.1.
 
+Router samples are further scaled by the routing decision's confidence (seed 004, Phase 2a,
+`confidence_multiplier`): `0.5 + 0.5 * confidence`, 1.0 when the record carries none.
+
 Floors (seed 000): a trainer refuses to fit on too few trajectories, too few samples or a lopsided class
 balance, and says why in a sentence; it writes no checkpoint then, because a confidently wrong model
 poisons every decision until the next retrain overwrites it.
@@ -14,6 +17,7 @@ poisons every decision until the next retrain overwrites it.
 from __future__ import annotations
 
 import enum
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -86,6 +90,42 @@ def source_weight(traj: Trajectory, weights: Mapping[RewardSource, float] | None
     """The sample weight of every sample drawn from `traj`."""
     table = DEFAULT_SOURCE_WEIGHTS if weights is None else weights
     return float(table.get(outcome_source(traj), DEFAULT_SOURCE_WEIGHTS[RewardSource.HEURISTIC]))
+
+
+ROUTER_CONFIDENCE_KEY = "confidence"  # `trajectory.router` key: P(the route taken), as the deciding model put it
+
+
+def router_confidence(traj: Trajectory) -> float | None:
+    """The recorded confidence of the routing decision, clamped to [0, 1]; None when missing or malformed.
+
+    Read from `trajectory.router["confidence"]` (`RouterDecision.to_dict`). Records written before the key
+    existed, routes no model chose (prior, forced, empty request, client tools, errors: confidence None) and
+    damaged values (a bool, a string, NaN, ±inf) all give None.
+    """
+    router = traj.router
+    value = router.get(ROUTER_CONFIDENCE_KEY) if isinstance(router, dict) else None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    conf = float(value)
+    if not math.isfinite(conf):
+        return None
+    return min(1.0, max(0.0, conf))
+
+
+def confidence_multiplier(traj: Trajectory) -> float:
+    """Seed 004 Phase 2a's confidence-modulated reinforcement: `0.5 + 0.5 * confidence`, in [0.5, 1.0].
+
+    The update a trajectory makes to the routing policy is scaled by how confident that policy was in the
+    decision it took; it multiplies the reward-source weight (`source_weight`), so the order of the two does
+    not matter. Without a usable confidence (`router_confidence` is None) the multiplier is 1.0, so old
+    records and unmodelled routes weigh exactly what they did before.
+
+    Applied to router samples only (`router.labels.router_sample`), not to PRM step samples: the confidence
+    is about the fast-vs-agent choice made before any step ran, and says nothing about how good the steps of
+    the tool loop were, which is what the PRM learns.
+    """
+    conf = router_confidence(traj)
+    return 1.0 if conf is None else 0.5 + 0.5 * conf
 
 
 @dataclass(frozen=True)
@@ -216,10 +256,13 @@ def is_labeled(traj: Trajectory) -> bool:
 
 __all__ = [
     "DEFAULT_SOURCE_WEIGHTS",
+    "ROUTER_CONFIDENCE_KEY",
     "Floors",
     "RewardSource",
     "TrainerReport",
+    "confidence_multiplier",
     "is_labeled",
     "outcome_source",
+    "router_confidence",
     "source_weight",
 ]

@@ -266,6 +266,13 @@ def test_weight_follows_who_decided_the_outcome() -> None:
     ]
 
 
+def test_router_confidence_does_not_scale_step_weights() -> None:
+    """Seed 004's confidence modulation is for the routing policy: PRM step samples keep the source weight."""
+    unsure = traj(Outcome.PASSED, ["bash"])
+    unsure.router = {"decision": "agent", "p": 0.4, "reason": "uncertain", "model": "r1", "confidence": 0.0}
+    assert [s.weight for s in samples(unsure)] == [0.3]
+
+
 def test_custom_weight_table_overrides_the_defaults() -> None:
     table = {RewardSource.HEURISTIC: 2.0}
     got = list(iter_step_samples([traj(Outcome.PASSED, ["bash"])], StepLabelSpec(), table))

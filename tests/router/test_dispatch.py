@@ -187,10 +187,37 @@ def test_same_input_same_decision_1000_times() -> None:
 def test_decision_record_shape_and_immutability() -> None:
     decision = Router(constant_model(0.2)).dispatch("hi")
     assert decision.to_dict() == {
-        "decision": "fast", "p": decision.p, "reason": "confident_fast", "model": decision.model_id
+        "decision": "fast", "p": decision.p, "reason": "confident_fast", "model": decision.model_id,
+        "confidence": pytest.approx(0.8),
     }
     with pytest.raises(dataclasses.FrozenInstanceError):
         decision.route = "agent"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("p", "band", "confidence"),
+    [(0.2, 0.15, 0.8), (0.05, 0.15, 0.95), (0.9, 0.15, 0.9), (0.4, 0.15, 0.4), (0.5, 0.15, 0.5)],
+)
+def test_confidence_is_the_probability_of_the_route_the_model_took(p: float, band: float, confidence: float) -> None:
+    """`agent` → p, `fast` → 1 − p; the fail-safe agent inside the band keeps its (possibly < 0.5) p."""
+    decision = Router(constant_model(p), band=band).dispatch(body("hello there"))
+    assert decision.confidence == pytest.approx(confidence)
+    assert decision.to_dict()["confidence"] == pytest.approx(confidence)
+
+
+def test_no_confidence_when_no_model_chose_the_route() -> None:
+    """The prior, a forced mode (even with a shadow p), an empty request and an error record None."""
+    model = constant_model(0.1)
+    decisions = [
+        Router().dispatch(body("hi")),
+        Router(model, mode="always-agent").dispatch(body("hi")),
+        Router(model, mode="always-fast").dispatch(body("hi")),
+        Router(model).dispatch(body("   ")),
+        Router(model).dispatch(42),
+    ]
+    assert decisions[1].p == pytest.approx(0.1)  # the shadow p is still reported
+    for decision in decisions:
+        assert decision.confidence is None and decision.to_dict()["confidence"] is None
 
 
 # ---------------------------------------------------------------------------------- request building

@@ -138,7 +138,7 @@ def test_decide_with_a_model(tmp_path: Path, home: Path) -> None:
     code, out, _ = run("decide", "hi there", "--model", str(path), "--home", str(home))
     assert code == 0
     assert orjson.loads(out) == {"decision": "fast", "p": pytest.approx(0.1), "reason": "confident_fast",
-                                 "model": model.model_id}
+                                 "model": model.model_id, "confidence": pytest.approx(0.9)}
     code, out, _ = run("decide", "hi there", "--model", str(path), "--home", str(home), "--band", "0.45")
     assert orjson.loads(out)["reason"] == "uncertain"
     code, out, _ = run("decide", "hi", "--model", str(path), "--home", str(home), "--mode", "always-agent")
@@ -147,7 +147,9 @@ def test_decide_with_a_model(tmp_path: Path, home: Path) -> None:
 
 def test_decide_uses_the_homes_checkpoint_by_default(trained_home: Path) -> None:
     code, out, _ = run("decide", "list files in /tmp", "--home", str(trained_home))
-    assert code == 0 and orjson.loads(out) == {"decision": "agent", "p": None, "reason": "prior_agent", "model": None}
+    assert code == 0 and orjson.loads(out) == {
+        "decision": "agent", "p": None, "reason": "prior_agent", "model": None, "confidence": None
+    }
     assert run("train", "--home", str(trained_home))[0] == 0
     model_id = RouterModel.load(GhostHome(trained_home).router_checkpoint).model_id
     code, out, _ = run("decide", "list files in /tmp", "--home", str(trained_home), "--messages", "3")

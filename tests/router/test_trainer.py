@@ -2,19 +2,26 @@
 
 from __future__ import annotations
 
+import asyncio
+import math
 import random
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
+import numpy as np
 import pytest
 from structlog.testing import capture_logs
 
+from ghost_agent.agent.record import build_trajectory
+from ghost_agent.agent.routing import RouterStage
+from ghost_agent.agent.turn import Turn
 from ghost_agent.distill.collector import TrajectoryCollector
-from ghost_agent.distill.trajectory import Outcome, Step, Trajectory
+from ghost_agent.distill.trajectory import Outcome, Step, Trajectory, new_trajectory_id
 from ghost_agent.linear import roc_auc
 from ghost_agent.router.dispatch import Router, RouterRequest
-from ghost_agent.router.labels import iter_router_samples, label_rule, router_label
+from ghost_agent.router.labels import iter_router_samples, label_rule, router_label, router_sample
 from ghost_agent.router.model import RouterModel
 from ghost_agent.router.trainer import RouterTrainer
 from ghost_agent.training import Floors, RewardSource
@@ -191,6 +198,77 @@ def test_implicit_acceptance_uses_the_heuristic_weight_of_the_table() -> None:
     table = {RewardSource.HUMAN: 2.0, RewardSource.SELF: 0.5, RewardSource.HEURISTIC: 0.25, RewardSource.TEACHER: 0.0}
     assert router_label(routed("fast"), table) == (0.0, 0.25)
     assert router_label(routed("fast", source="eval", outcome=Outcome.PASSED), table) == (0.0, 0.5)
+
+
+def constant_router(p: float) -> RouterModel:
+    """A fitted router model that predicts exactly `p` for every request."""
+    return RouterModel(weights=np.zeros(len(RouterModel.FEATURE_NAMES)), bias=math.log(p / (1.0 - p)))
+
+
+def confident(decision: str, confidence: object, **kwargs: Any) -> Trajectory:
+    """`routed`, with the router record carrying `confidence` (as `RouterDecision.to_dict` now writes it)."""
+    traj = routed(decision, **kwargs)
+    assert traj.router is not None
+    traj.router["confidence"] = confidence
+    return traj
+
+
+@pytest.mark.parametrize(
+    ("traj", "correction", "rule", "weight"),
+    [
+        # the source weight times 0.5 + 0.5 * confidence
+        (confident("fast", 0.0), ("failed", "user_correction"), "fast_failed", 0.5),
+        (confident("fast", 1.0), ("failed", "user_correction"), "fast_failed", 1.0),
+        (confident("fast", 0.6), ("failed", "user_correction"), "fast_failed", 0.8),
+        (confident("fast", 0.0), ("passed", "verifier"), "fast_passed", 0.3),
+        (confident("fast", 0.0), None, "fast_accepted", 0.15),  # the implicit-acceptance weight is scaled too
+        (confident("agent", 0.4, steps=[tool_step()]), None, "used_tools", 0.21),
+        (confident("agent", 1.0, outcome=Outcome.PASSED, source="eval"), None, "agent_no_tools", 0.6),
+        # missing or unusable confidence: the weight of `test_label_rules`, unchanged
+        (confident("fast", None), ("failed", "user_correction"), "fast_failed", 1.0),
+        (confident("fast", "0.9"), ("failed", "user_correction"), "fast_failed", 1.0),
+        (confident("fast", True), ("passed", "verifier"), "fast_passed", 0.6),
+        (confident("fast", [1.0]), None, "fast_accepted", 0.3),
+        # out of range: clamped
+        (confident("fast", 7.0), ("failed", "heuristic"), "fast_failed", 0.3),
+        (confident("fast", -2.0), ("failed", "heuristic"), "fast_failed", 0.15),
+    ],
+)
+def test_router_weights_are_modulated_by_the_decision_confidence(
+    collector: TrajectoryCollector, traj: Trajectory, correction: tuple[str, str] | None, rule: str, weight: float
+) -> None:
+    back = stored(collector, traj, correction)
+    sample = router_sample(back)
+    assert sample is not None and sample.rule == rule
+    assert sample.weight == pytest.approx(weight)
+
+
+def test_non_finite_confidence_leaves_the_weight_unchanged() -> None:
+    for bad in (math.nan, math.inf, -math.inf):
+        assert router_label(confident("fast", bad)) == (0.0, 0.3)
+
+
+def test_the_confidence_the_router_stage_records_reaches_the_sample_weight(
+    collector: TrajectoryCollector,
+) -> None:
+    """Dispatch → RouterStage → recorder → store → label: the whole path a real turn takes."""
+    chat = {"model": "m", "messages": [{"role": "user", "content": "hello there"}]}
+    cases = [
+        (Router(constant_router(0.2)), 0.8),  # confident fast: 1 − p
+        (Router(constant_router(0.1), mode="always-fast"), None),  # forced: the model did not decide
+        (Router(), None),  # the prior: no probability
+    ]
+    for router, confidence in cases:
+        turn = Turn(body=chat, trajectory_id=new_trajectory_id())
+        asyncio.run(RouterStage(SimpleNamespace(router=router)).run(turn))  # type: ignore[arg-type]
+        back = stored(collector, build_trajectory(turn, None), ("failed", "user_correction"))
+        assert back.router is not None and back.router["decision"] == "fast"
+        if confidence is None:
+            assert back.router["confidence"] is None
+            assert router_label(back) == (1.0, 1.0)
+        else:
+            assert back.router["confidence"] == pytest.approx(confidence)
+            assert router_label(back) == (1.0, pytest.approx(0.5 + 0.5 * confidence))
 
 
 def test_samples_carry_the_dispatch_request(collector: TrajectoryCollector) -> None:

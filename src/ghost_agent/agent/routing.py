@@ -18,7 +18,8 @@ log = get_logger("agent.router")
 
 
 class RouterStage:
-    """Decide the route; `turn.state["router"]` = {decision, p, reason, model} (recorded in the trajectory)."""
+    """Decide the route; `turn.state["router"]` = {decision, p, reason, model, confidence} (recorded in the
+    trajectory; `confidence` is None unless the learned model chose the route, see `RouterDecision`)."""
 
     name = "router"
 
@@ -27,10 +28,12 @@ class RouterStage:
 
     async def run(self, turn: Turn) -> None:
         if turn.body.get("tools"):
-            decision = {"decision": "fast", "p": None, "reason": "client_tools", "model": None}
+            decision = {"decision": "fast", "p": None, "reason": "client_tools", "model": None, "confidence": None}
         elif content_parts.has_non_text(turn.body):
             # Images, audio, files: only the model itself can read them; the agent's checks would lose them.
-            decision = {"decision": "fast", "p": None, "reason": "non_text_content", "model": None}
+            decision = {
+                "decision": "fast", "p": None, "reason": "non_text_content", "model": None, "confidence": None
+            }
         else:
             decision = self.services.router.dispatch(turn.body).to_dict()
         turn.state["router"] = decision
@@ -42,6 +45,7 @@ class RouterStage:
             p=decision["p"],
             reason=decision["reason"],
             model=decision["model"],
+            confidence=decision.get("confidence"),
         )
 
 

@@ -193,7 +193,9 @@ def iter_step_samples(
     """Lazily yield one StepSample per labeled step, pulling one trajectory at a time from the input.
 
     Unlabeled trajectories (UNKNOWN, too short, FAILED with `include_failed` off) yield nothing. `weights`
-    overrides the reward-source weight table (`training.DEFAULT_SOURCE_WEIGHTS`).
+    overrides the reward-source weight table (`training.DEFAULT_SOURCE_WEIGHTS`). The router's decision
+    confidence (`training.confidence_multiplier`) deliberately does not scale these weights: it measures the
+    fast-vs-agent choice, not the steps the tool loop took afterwards, which is what the PRM scores.
     """
     threshold = spec.binary_threshold
     for traj in trajectories:

@@ -17,7 +17,8 @@
 
 Why the asymmetry: a wrong `agent` costs latency, a wrong `fast` costs a wrong answer. Dispatch is pure and
 cheap (cached regex features + a pure-Python dot product, or the cached prior; no numpy, no I/O); it does not
-log decisions — the agent turn records `RouterDecision.to_dict()` in the trajectory and its own log event.
+log decisions — the agent turn records `RouterDecision.to_dict()` in the trajectory and its own log event,
+including `confidence`, the model's probability of the route it took (None when no model decided).
 
 Hot swap: `set_model` replaces one reference (model and its id together); `dispatch` reads it once, so a
 concurrent swap gives each call the old model or the new one, never a mix.
@@ -103,9 +104,29 @@ class RouterDecision:
     reason: str
     model_id: str | None
 
+    @property
+    def confidence(self) -> float | None:
+        """The model's probability of the route it took: `p` for `agent`, `1 − p` for `fast`.
+
+        None when no model made this decision: no `p` (the prior, an empty request, an error) or a forced
+        route (its `p` is the shadow model's opinion, not the reason the route was taken). Inside the
+        uncertainty band the fail-safe `agent` can have a confidence below 0.5. Training scales router samples
+        by it (`training.confidence_multiplier`, seed 004 Phase 2a).
+        """
+        if self.p is None or self.reason == REASON_FORCED:
+            return None
+        return self.p if self.route == AGENT else 1.0 - self.p
+
     def to_dict(self) -> dict[str, Any]:
-        """The dict recorded as `trajectory.router`: `{decision, p, reason, model}`."""
-        return {"decision": self.route, "p": self.p, "reason": self.reason, "model": self.model_id}
+        """The dict recorded as `trajectory.router`: `{decision, p, reason, model, confidence}`.
+
+        `confidence` was added later (seed 004 Phase 2a); readers treat a record without it as one without a
+        confidence (`training.router_confidence`).
+        """
+        return {
+            "decision": self.route, "p": self.p, "reason": self.reason, "model": self.model_id,
+            "confidence": self.confidence,
+        }
 
 
 def as_request(value: Any) -> RouterRequest:

@@ -24,7 +24,11 @@ dispatch sees), a hard label and a sample weight. The rules, in order, first mat
 8. no router record and no tools: `unrouted` (no sample).
 
 The weight of a labeled sample is `training.source_weight(traj)` — who decided the outcome (human 1.0,
-self 0.6, heuristic 0.3, teacher 0.1) — except `fast_accepted` as above.
+self 0.6, heuristic 0.3, teacher 0.1) — except `fast_accepted` as above, times
+`training.confidence_multiplier(traj)` (seed 004 Phase 2a, confidence-modulated reinforcement):
+`0.5 + 0.5 * confidence`, where confidence is the probability the router gave the route it took
+(`trajectory.router["confidence"]`); a route no model chose, or a record from before the key existed, has
+none and keeps multiplier 1.0. A sample of a confident decision thus counts twice as much as one of a coin flip.
 """
 
 from __future__ import annotations
@@ -34,7 +38,13 @@ from dataclasses import dataclass
 
 from ghost_agent.distill.trajectory import Outcome, Source, Trajectory
 from ghost_agent.router.dispatch import AGENT, FAST, RouterRequest
-from ghost_agent.training import DEFAULT_SOURCE_WEIGHTS, RewardSource, outcome_source, source_weight
+from ghost_agent.training import (
+    DEFAULT_SOURCE_WEIGHTS,
+    RewardSource,
+    confidence_multiplier,
+    outcome_source,
+    source_weight,
+)
 
 RULE_USED_TOOLS = "used_tools"
 RULE_FAST_FAILED = "fast_failed"
@@ -128,6 +138,7 @@ def router_sample(traj: Trajectory, weights: Mapping[RewardSource, float] | None
         reward, weight = RewardSource.HEURISTIC, float(table.get(RewardSource.HEURISTIC, 0.3))
     else:
         reward, weight = outcome_source(traj), source_weight(traj, table)
+    weight *= confidence_multiplier(traj)
     return RouterSample(
         trajectory_id=traj.id,
         request=RouterRequest.from_trajectory(traj),
