@@ -3,7 +3,8 @@
 remark about the answer or asks the next thing is not.
 
 The cases here were written while the signal was built (they are development cases, like the dev split of the
-labelled set); the held-out figures are in `tests/distill/data/README.md`.
+labelled set); the shapes added later (polarity, denial, lists, hedged questions, …) are in
+`test_user_correction_relations.py`, and the held-out figures in `tests/distill/data/README.md`.
 """
 
 from __future__ import annotations
@@ -134,12 +135,17 @@ def test_a_claim_about_something_the_reply_named_is_weak_alone_and_adds_up() -> 
     assert both is not None and both.weight == STRONG
 
 
-def test_a_single_bare_word_is_weak_a_name_or_number_is_strong() -> None:
-    # "Chile" after "capital of Peru?" → "Lima." may be the next request as well as a counter-answer.
+def test_a_bare_new_value_is_strong_a_bare_value_asked_back_is_weak() -> None:
+    # A next request comes with "and …?" / "what about …?"; a bare new word where the reply gave its answer is a
+    # counter-answer ("ohms" after "… measured in amperes."). Asked back without doubt ("Chile?") it may be either.
     hit = contradiction("Chile", "What's the capital of Peru?", "Lima.")
-    assert hit is not None and hit.weight == WEAK
+    assert hit is not None and hit.weight == STRONG
     hit = contradiction("Leonardo da Vinci", "Who painted the Mona Lisa?", "Michelangelo painted the Mona Lisa.")
     assert hit is not None and hit.weight == STRONG
+    hit = contradiction("Chile?", "What's the capital of Peru?", "Lima.")
+    assert hit is not None and hit.weight == WEAK
+    assert not classify_user_correction("What's the capital of Peru?", "Chile?", "Lima.").is_correction
+    assert contradiction("and Chile?", "What's the capital of Peru?", "Lima.") is None
 
 
 def test_the_contradiction_replaces_the_bare_claim_rather_than_adding_to_it() -> None:
@@ -153,7 +159,11 @@ def test_the_contradiction_replaces_the_bare_claim_rather_than_adding_to_it() ->
 
 
 def test_gates() -> None:
-    assert contradiction("5040?", "What's 7 factorial?", "2520") is None  # a question
+    hit = contradiction("5040?", "What's 7 factorial?", "2520")  # a bare value asked back: half
+    assert hit is not None and hit.weight == WEAK
+    hit = contradiction("Isn't it 5040?", "What's 7 factorial?", "2520")  # asked back in doubt: in full
+    assert hit is not None and hit.weight == STRONG
+    assert contradiction("Is that right?", "What's 7 factorial?", "2520") is None  # a question
     assert contradiction("I get 5040", "What's 7 factorial?", "2520") is not None  # judging, not own context
     assert contradiction("my calculator says 5040", "What's 7 factorial?", "2520") is None  # own context
     assert contradiction("5040 👍", "What's 7 factorial?", "2520") is None  # a reaction

@@ -2,11 +2,10 @@
 recall floors for the cue scorer on each split. Both detectors are deterministic, so the floors are regression
 tests, not benchmarks; `bench/bench_correction_detector.py` prints the full table.
 
-The floors sit at (or just under) the measured figures. Held-out batch a meets the issue's 0.9 / 0.9 target;
-held-out batch e — written before the contradiction signal was built and run once after it was frozen — is the
-honest estimate on unseen phrasing (P 0.950, R 0.731; the detector before the signal: P 0.750, R 0.173), and its
-floor only keeps that from getting worse. Batch d (first run P 0.905, R 0.475) has since been developed on and is
-part of dev.
+The floors sit at (or just under) the measured figures. Held-out batch a meets the issue's 0.9 / 0.9 target.
+Batches b–e were each run once when written (their first-run figures are in the README) and then developed on,
+so they are dev: batch e (first run P 0.750 / R 0.173, then P 0.950 / R 0.731 with the contradiction signal) is
+now caught in full, which says nothing about unseen text — the next blind batch does.
 """
 
 from __future__ import annotations
@@ -61,14 +60,15 @@ def test_the_set_is_large_balanced_and_well_formed() -> None:
     assert len(EXAMPLES) >= 150
     assert all(set(ex) == FIELDS for ex in EXAMPLES)
     assert len({ex["id"] for ex in EXAMPLES}) == len(EXAMPLES)
-    assert len({ex["follow_up"] for ex in EXAMPLES}) == len(EXAMPLES)
+    # the same short follow-up ("wrong", "nah") may answer different exchanges; the same exchange only once
+    assert len({(ex["prior_user"], ex["follow_up"]) for ex in EXAMPLES}) == len(EXAMPLES)
     assert {ex["split"] for ex in EXAMPLES} == {"dev", "heldout"}
     assert all(isinstance(ex["is_correction"], bool) for ex in EXAMPLES)
     assert all(ex["prior_user"].strip() and ex["prior_reply"].strip() and ex["follow_up"].strip() for ex in EXAMPLES)
     labels = Counter((ex["split"], ex["is_correction"]) for ex in EXAMPLES)
     for split in ("dev", "heldout"):
         assert min(labels[split, True], labels[split, False]) >= 0.4 * (labels[split, True] + labels[split, False])
-    assert len(rows("heldout")) >= len(EXAMPLES) / 3 - 1
+    assert len(rows("heldout")) >= 80  # batch a's held-out part; new batches join it blind
 
 
 def test_the_set_covers_the_shapes_the_issue_names() -> None:
@@ -89,22 +89,33 @@ def test_held_out_batch_a_meets_the_target() -> None:
     assert false_alarms == 0
 
 
-def test_held_out_batch_e_written_before_the_contradiction_signal_does_not_regress() -> None:
-    precision, recall, false_alarms = precision_recall(rows("heldout", "e"))
-    assert precision >= 0.95 and recall >= 0.73
-    assert false_alarms <= 2
+def test_batch_e_is_now_dev_and_caught_without_false_alarms() -> None:
+    # Measured P 1.000, R 1.000 (52 of 52; its two "… though" remarks no longer fire).
+    assert all(ex["split"] == "dev" for ex in EXAMPLES if ex["batch"] == "e")
+    precision, recall, false_alarms = precision_recall(rows("dev", "e"))
+    assert recall >= 0.98 and false_alarms == 0
 
 
-def test_batch_d_is_now_dev_and_its_false_alarms_are_gone() -> None:
-    precision, recall, false_alarms = precision_recall(rows("dev", "d"))
-    assert recall >= 0.77 and false_alarms == 0
+@pytest.mark.parametrize(("batch", "floor"), [("b", 0.93), ("c", 0.94), ("d", 0.9)])
+def test_the_earlier_adversarial_batches_hold(batch: str, floor: float) -> None:
+    # Measured R 0.938 (b), 0.943 (c), 0.900 (d); no false alarms in any.
+    precision, recall, false_alarms = precision_recall(rows("dev", batch))
+    assert recall >= floor and false_alarms == 0
+
+
+def test_held_out_batch_f_written_blind_does_not_regress() -> None:
+    # Batch f was written by someone who never saw the detector, and run once after it was frozen:
+    # P 0.979, R 0.767 (46 of 60, 1 false alarm). The detector before this round: P 0.977, R 0.717.
+    precision, recall, false_alarms = precision_recall(rows("heldout", "f"))
+    assert precision >= 0.97 and recall >= 0.76 and false_alarms <= 1
 
 
 def test_all_held_out_and_dev() -> None:
-    precision, recall, _ = precision_recall(rows("heldout"))
-    assert precision >= 0.97 and recall >= 0.85
+    # Measured: held-out batch a P 1.000, R 1.000; dev (a–e, 469) P 1.000, R 0.966.
+    precision, recall, false_alarms = precision_recall(rows("heldout", "a"))
+    assert precision >= 0.99 and recall >= 0.97 and false_alarms == 0
     precision, recall, false_alarms = precision_recall(rows("dev"))
-    assert precision >= 0.99 and recall >= 0.9 and false_alarms == 0
+    assert recall >= 0.96 and false_alarms == 0
 
 
 def test_the_legacy_rule_is_kept_and_misses_almost_everything() -> None:

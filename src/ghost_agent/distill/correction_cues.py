@@ -1,9 +1,10 @@
 """The lexical cues of the user-correction classifier: what a correction looks like, one regex per cue.
 
 Each `Cue` has a weight — 1.0 for an explicit verdict that is enough on its own ("that's wrong", "not what I
-asked", "you forgot …", "still doesn't work", "I said …", "26*"), less for evidence that needs company ("it
-should be …", "X not Y", "that's <something else>", a hedge like "I thought it was …") — and says where it
-still counts: after a praise opener (`strong`), inside a plain question (`in_questions`). The patterns run over
+asked", "you forgot …", "missing the -r flag", "still doesn't work", "I said …", "26*"), less for evidence that
+needs company ("it should be …", "X not Y", "that's <something else>", a hedge like "I thought it was …", the
+name of a defect: "operator precedence bug, …") — and says where it still counts: after a praise opener
+(`strong`), inside a plain question (`in_questions`). The patterns run over
 `normalize`d text (lowercased, straight apostrophes, squashed whitespace, head and tail of a long message), are
 pre-filtered by literal `needles`, and avoid unbounded nested repetition, so a message costs microseconds.
 How the cues are combined, and the context rules for "no", "not", "actually" and bare statements, live in
@@ -45,7 +46,8 @@ _THATS_BENIGN = (
     r"(?:it|all|everything|fine|ok|okay|great|perfect|good|right|correct|exactly|true|awesome|amazing|nice|cool"
     r"|wild|interesting|helpful|what|so|much|really|very|super|the one|enough|better|brilliant|neat|clever|lovely"
     r"|beautiful|sweet|cute|fair|fun|funny|hilarious|crazy|insane|impressive|useful|handy|spot|why|how|because"
-    r"|just|awful|a (?:great|good|nice|neat|clever|big|huge|lot|relief|fair|good one)|definitely|totally|pretty"
+    r"|just|awful|a (?:great|good|nice|neat|clever|big|huge|lot|relief|fair|good one|weird|strange|odd|funny|cool"
+    r"|fun|random|handy|useful|surprising|tough|tricky|hard|easy)|definitely|totally|pretty"
     r"|quite|precisely|not|n't|incredible|fantastic|excellent|genius|smart|wonderful|my|the (?:idea|plan|spirit"
     r"|trick|way|point)|settled|that|me|us|where|when|who|weird|odd|strange|sad|unfortunate|annoying|a shame"
     r"|a pity|good to know|news to me|new to me|exciting|cool|[a-z]+er\s+than|more|less)"
@@ -97,7 +99,8 @@ CUES: tuple[Cue, ...] = (
     _cue(
         "try_again",
         1.0,
-        r"\b(?:try (?:it |that |this )?again|redo(?: it| that| this)?|do (?:it|that|this) again|one more try)\b"
+        r"\b(?:try (?:it |that |this )?again|(?<!to )(?<!for )(?<!and )redo(?: it| that| this)?"
+        r"|do (?:it|that|this) again|one more try)\b"
         r"|" + LEAD + r"(?:once more|again)\b[,:;.\s]+(?=\w)(?!!)",
         strong=True,
         in_questions=True,
@@ -175,7 +178,8 @@ CUES: tuple[Cue, ...] = (
         r"|didn'?t|did not|never|haven'?t|have not|mixed|confused|swapped|misplaced|misspelled|miscounted"
         r"|miscalculated|misread|misunderstood|misunderstand|misinterpreted|got (?:it|that|this|them|the \w+)"
         r" (?:wrong|backwards|mixed up|reversed))\b"
-        r"|\b(?:is|are|'s) (?:still )?missing\b|\bmixed (?:them|it|those|these) up\b",
+        r"|\b(?:is|are|'s) (?:still )?missing\b|\bmixed (?:them|it|those|these) up\b"
+        r"|" + LEAD + r"(?:still )?missing (?:the|a|an|its|your)\b",
         strong=True,
         in_questions=True,
         needles="you|missing|mixed",
@@ -193,7 +197,7 @@ CUES: tuple[Cue, ...] = (
         "still_failing",
         1.0,
         r"\bstill (?:getting|get|gets|seeing|see|shows?|showing|broken|wrong|failing|fails?|throws?|throwing"
-        r"|crashing|crashes|crash|hangs?|hanging|the same|same|doesn'?t|does not|not|no|empty|infinite|shared"
+        r"|crashing|crashes|crash|hangs?|hanging|the same|same|doesn'?t|does not|not|no|empty|infinite|shared|missing"
         r"|returns?|gives?|giving|prints?|printing|happening|an? \w*error|errors?)\b"
         r"|\bsame (?:\w+ )?(?:error|issue|problem|result|output|exception|bug|message|behaviou?r)\b"
         r"|\bsame \w+(?:error|exception)\b",
@@ -324,7 +328,9 @@ CUES: tuple[Cue, ...] = (
         LEAD + r"(?:that|this|it|your (?:code|version|command|regex|query|script|function|answer|solution))"
         r"(?:'ll| will| just| only| actually| now)? (?:returns?|gives?|prints?|outputs?|produces?|matches|deletes?"
         r"|removes?|drops?|throws?|raises?|crashes|fails|hangs|loops|breaks|sorts|counts|converts?|rounds?|truncates"
-        r"|overwrites|ignores|skips|misses|excludes|lists?|finds?|changes|says|shows|reads|accepts|allows)\b",
+        r"|overwrites|ignores|skips|misses|excludes|lists?|finds?|changes|says|shows|reads|accepts|allows|adds"
+        r"|subtracts|multiplies|divides|doubles|squares|increments|decrements|appends|inserts|replaces|reverses"
+        r"|swaps|splits|joins)\b",
         needles="that|this|it|your",
     ),
     _cue(
@@ -390,6 +396,13 @@ CUES: tuple[Cue, ...] = (
         r"\b(?:isn'?t|is not|not|aren'?t|are not|wasn'?t) (?:a |an )?(?:valid|legal|well-formed)\b",
         strong=True,
         needles="valid|legal|well-formed",
+    ),
+    # "operator precedence bug, …", "off-by-one mistake there": the user names the defect.
+    _cue(
+        "named_defect",
+        0.5,
+        LEAD + r"(?:[\w-]+ ){0,3}(?:bug|mistake|error)\b(?! (?:report|tracker|fix|fixes|bounty|handling)\b)[,:;.!\s]",
+        needles="bug|mistake|error",
     ),
     _cue("error_named", 0.5, r"\b[a-z]+(?:error|exception)\b", needles="error|exception"),
     _cue(

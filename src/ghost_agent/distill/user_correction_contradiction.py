@@ -4,108 +4,132 @@ Most corrections people write carry no correction wording at all — they just s
 "the Volga is longer", "It's Ottawa", "Earth comes before Mars", "set doesn't keep the order". What tells them
 from a clarification ("It's brown rice.", "I'm on a Chromebook", "It says 3.9.7") or a follow-on remark
 ("Ottawa is in Ontario", "Jupiter is a gas giant") is not the words but how the statement relates to the
-exchange: it asserts a value of the same kind as the reply's answer, about what the request asked, and that
-value differs from the reply's. `contradiction` reads the follow-up against the prior request and the reply,
-clause by clause, and recognises these shapes (strong ones are a correction on their own, weak ones need
-company — a second clause, or another cue):
+exchange (`user_correction_exchange.Exchange`): it asserts a value of the same kind as the reply's answer, about
+what the request asked, and that value differs from the reply's. `contradiction` reads the follow-up against the
+prior request and the reply, clause by clause, and recognises these shapes (strong ones are a correction on
+their own, weak ones need company — a second clause, or another cue):
 
 strong (1.0)
-* `value` — the request asked for one value (`is_value_request`) and the follow-up opens with a new one of
-  the reply's kind: "1024", "Leonardo da Vinci", "29 in a leap year", "December 2008" — a number where the reply
-  gave a number (a year for a year), a name, code or term where it gave one; not the request again with a new
-  input ("10 factorial" after "What's 7 factorial?", "15 kg" after "Convert 10 kg …");
-* `restated` — the same with the answer as the subject: "it's 86400", "It's Ottawa", "that'd be $12" (not a
-  classification, "it's a conda environment", nor a description, "it's cold there");
+* `value` (`user_correction_values.py`) — the request asked for one value (`is_value_request`) and the follow-up
+  opens with a new one of the reply's kind: "1024", "ohms", "Leonardo da Vinci", "29 in a leap year", "about
+  37.8 °C", "Saturn, as of 2023", "George Washington was", "PUT is" (the option the reply did not pick) — a number
+  where the reply gave a number (a year for a year), a name, code or term where it gave one, the reply's number
+  in another unit ("300,000 km/s" for "300,000 m/s"); after a task whose reply was a bare piece of code, code of
+  its form ("df -h" for "Use `ls -h`."); not the request again with a new input ("10 factorial"), the answer for
+  another case (".ts for TypeScript"), the reply's figure rounded or worked out ("Roughly 300,000", "60 times
+  60"), nor a statement led by a number ("443 is HTTPS");
+* `restated` — the same with the answer as the subject: "it's 86400", "It's Ottawa", "that'd be $12", "It ended in
+  1945", "I think it's 27", and after a task whose reply was a bare piece of code, code of its form: "it's
+  len(list)" (not a classification, "it's a conda environment", nor a description, "it's cold there");
+* `asked` — the same asked back in doubt: "Isn't it Canberra?", "0.75 surely?" (a bare "Berlin?" counts half: it
+  may be the next request);
+* `list` — the reply's list given again with an item changed: "it's 2, 3, 5" after "1, 2, 3";
 * `number` — "X is/has N" about something the exchange named, where the exchange is about quantities of N's
-  kind and N is new: "a teaspoon is 5", "signed max is 127", "ethanol is around 78";
+  kind and N is new: "a teaspoon is 5", "signed max is 127", "Lua starts at 1";
 * `answer` — "X is Y" about the subject of a request for a value, Y of the reply's kind: "1984 is Orwell",
-  "table salt is NaCl";
+  "table salt is NaCl"; after a task, "X is/uses Y" with Y of the form of the reply's code: "ISO is 2024-03-14",
+  "Python uses #";
 * `class` — after a yes/no question, a statement about its subject with a new noun: "Is a whale a fish?" →
   "whales are mammals"; after a translation or definition, "X means Y": "Hund means dog";
-* `attribution` — a new name doing what the request asked about: "Jane Austen wrote it", "Canberra is the
-  capital";
-* `comparison` — "X is bigger" / "X came first", on the property the exchange compared on, with a winner the
-  reply did not name ("the Volga is longer" after "The Danube is the longest river");
+* `attribution` — a new name, figure or piece of code, or the option the reply did not pick, doing what the
+  request asked about: "Jane Austen wrote it", "Canberra is the capital", "=== is strict", "301 is permanent",
+  "mercury is the liquid one" (not in the past where the request asked the present: "Alexandria was the capital");
+* `comparison` — "X is bigger" / "X came first" / "X beat Y", on the property the exchange compared on, with a
+  winner the reply did not name ("the Volga is longer" after "The Danube is the longest river"); not "X is second
+  largest", "X is the largest land mammal" (a narrower class), "faster in a dive" or "older than Paris";
 * `order` — "X comes before Y" where the reply listed Y first;
 * `falls_short` — "X doesn't <what was asked>" about an element of the reply: "set doesn't keep the order";
+* `polarity`, `denial`, `sameness`, `parallel`, `unnegated` (`user_correction_relations.py`) — the opposite of the
+  reply's yes or no ("It is stable" after "No, … is not stable"), the reply's answer denied its role ("KG isn't
+  the SI symbol"), a tie where the reply picked a winner ("they weigh the same"), a different action for the same
+  subject ("It squares x" after "It multiplies x by 2"), an action the reply denied ("-i makes it ask");
 
 weak (0.5)
 * `claim` — any other "X is Y" / "X shows Y" about something the reply or the request named, with a new Y that
-  is not a description ("in Ontario", "often blocked"): "librería is a bookstore", "KCl is potassium chloride".
+  is not a description ("in Ontario", "often blocked") nor a comparison on another property ("Venus is the
+  hottest", "Python is easier"): "librería is a bookstore", "KCl is potassium chloride", "Ag is silver".
   Alone it is as likely a remark about the answer ("Jupiter is a gas giant") as a correction of it;
-* `value` that is one bare word ("Chile" after "What's the capital of Peru?" → "Lima."): as likely the next
-  request as a counter-answer.
+* `transfer` (`user_correction_relations.py`) — the reply's answer said of something else: "404 is not found".
 
-Clause weights add up to at most 1.0. It never fires on a question, on a reply that asked the user for
-information (the follow-up answers it), on the user's own context ("I'm on …", "my recipe says …"), on emoji
-reactions, or on a statement that adds rather than disputes ("X also …", "Y is even earlier", "… too",
-"so …", "… then"); the caller (`correction_score.score_cues`) also skips praise, thanks and requests. Pure string
-work on a short message: a few microseconds.
+Clause weights add up to at most 1.0. It never fires on a plain question, on a reply that asked the user for
+information (the follow-up answers it) or gave no answer ("I can't check …"), on the user's own context ("I'm
+on …", "my recipe says …"; such a clause is skipped, and if it opens the message the whole message is), on emoji
+reactions, or on a statement that adds rather than disputes ("X also …", "Y is even earlier", "… too", "so …",
+"… then"); the caller (`correction_score.score_cues`) also skips praise, thanks and requests. Pure string work
+on a short message: some tens of microseconds.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from functools import lru_cache
 
-from ghost_agent.distill.correction_cues import CueHit, normalize
+from ghost_agent.distill.correction_cues import SCAN_HEAD_CHARS, SCAN_TAIL_CHARS, CueHit, normalize
+from ghost_agent.distill.user_correction_exchange import (
+    ADJECTIVE_SUFFIXES,
+    CODE_RE,
+    DESCRIPTIVE,
+    DETERMINERS,
+    FUNCTION,
+    NUMBER_RE,
+    PRONOUN_SUBJECT,
+    STRONG,
+    WEAK,
+    Exchange,
+    content,
+    describes_own_setup,
+    dimension,
+    exchange,
+    is_comparative,
+    is_new_value,
+    is_value_request,
+    kind_matches,
+    numbers,
+    other_input,
+    raw_tokens,
+    reply_requests_info,
+    same_number_kind,
+    stem,
+    subject_in_exchange,
+    subject_words,
+    words_of,
+)
+from ghost_agent.distill.user_correction_relations import (
+    denial,
+    list_differs,
+    parallel,
+    polarity,
+    sameness,
+    transfer,
+    unnegated,
+)
+from ghost_agent.distill.user_correction_values import (
+    EARLIER,
+    MAX_BARE_VALUE_WORDS,
+    OTHER_CASE,
+    QUALIFIERS,
+    RANKS,
+    VERBS,
+    bare_value,
+    code_shaped,
+    restated,
+)
 
-STRONG = 1.0
-WEAK = 0.5
+__all__ = [
+    "STRONG",
+    "WEAK",
+    "contradiction",
+    "describes_own_setup",
+    "is_value_request",
+    "reply_requests_info",
+    "subject_in_exchange",
+]
+
 MAX_WORDS = 18  # longer follow-ups say more than a value; the lexical cues handle them
 MAX_SUBJECT_WORDS = 3
-MAX_BARE_VALUE_WORDS = 4
 
-_WORD_RE = re.compile(r"[a-z0-9][a-z0-9_+#]*(?:'[a-z]+)?")
-_NUMBER_RE = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?")
-_NUMBER_WORDS = {
-    w: i
-    for i, w in enumerate(
-        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen"
-        " seventeen eighteen nineteen twenty".split()
-    )
-} | {"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100}
-
-# Words that carry no "what" (articles, pronouns, auxiliaries, prepositions, quantifiers): a subject or value made
-# only of these names nothing.
-_FUNCTION = frozenset(
-    """a an the it its it's this that that's thats these those they they're them their there there's here he he's
-    she she's him her his one ones it'd that'd what's
-    is are was were be been being am 's 're do does did has have had can could will would should may might must
-    of in on at to for with by from as into about than then and or but so just only also too even very really
-    not no yes some any all each every more most less least much many own same other another such
-    what which who whom whose when where why how""".split()
-)
-# Words that judge or react rather than name a value ("wrong", "cool", "hmm"): a "value" made of them is none.
-_NOT_A_VALUE = frozenset(
-    """wrong right correct incorrect true false fine ok okay good bad great perfect broken backwards off wild weird
-    odd interesting cool nice neat lovely sweet amazing awesome brilliant fascinating helpful useful better worse
-    close closer exactly indeed noted understood gotcha bingo enough useless nonsense sure pretty quite oh ah ahh
-    ooh hmm hm um uh er erm huh ha lol haha wow yikes oops damn well wait sorry please thanks thank nope nah yes
-    yeah yep yup no not never again also just still actually basically technically""".split()
-)
-# A predicate that describes rather than identifies: "is in Ontario", "is often blocked", "is short for list".
-_DESCRIPTIVE = frozenset(
-    """in on at from for by near into inside outside within under over part short often usually always sometimes
-    rarely never very so too pretty really quite also still only kind sort like similar famous known called
-    located based named""".split()
-)
-_ADJECTIVE_SUFFIXES = tuple("ous ful ive able ible al ic ish less ed ing ine ant ent ary y".split())
-_PRONOUN_SUBJECT = re.compile(r"^(?:it|that|this|those|these|they|he|she|which)(?:'s|'d|'re| is| was| are| were)?\b")
-# "it's / that's / that'd be / the answer is / should be": the answer itself as the subject.
-_RESTATED = re.compile(
-    r"^(?:(?:it|that|this|the answer|the result|the right answer|the correct answer)"
-    r"(?:'s|s| is| was|'d be| would be| should be| will be)|should be|it'?d be|that'?d be|it should be)"
-    r"\s+(?:about |around |roughly |approximately |actually |really |just |only |like |~)?(?P<value>.+)$"
-)
-_VERBS = frozenset(
-    """is are was were 's 're means mean equals has have had starts start begins begin ends end returns return
-    gives give shows show prints print outputs output takes take skips skip counts count keeps keep uses use
-    goes go comes come came only needs need stands""".split()
-)
-_COPULAS = frozenset({"is", "are", "was", "were", "'s", "'re", "equals", "has", "have", "had"})
+_COPULAS = frozenset({"is", "are", "was", "were", "'s", "'re", "equals", "has", "have", "had", "="})
 _MEANING_VERBS = frozenset({"means", "mean", "stands"})
+_IDENTITY = frozenset({"is", "are", "was", "were", "'s", "'re", "equals", "="})
 _NEGATED_VERB = re.compile(
     r"^(?P<subject>[\w'.+#()\[\]-]+(?: [\w'.+#()\[\]-]+){0,2}) (?:doesn'?t|does not|don'?t|do not|isn'?t|is not"
     r"|aren'?t|are not|can'?t|cannot|won'?t|will not|has no|have no) (?P<rest>.+)$"
@@ -113,379 +137,33 @@ _NEGATED_VERB = re.compile(
 _ORDER = re.compile(
     r"(?P<x>\w[\w'-]*) (?:comes|come|came|goes|go|is|are|was|were) (?P<rel>before|after) (?:the )?(?P<y>\w[\w'-]*)"
 )
-
 # Statements that add to the answer or reason from it rather than dispute it.
 _ADDITIVE = re.compile(
-    r"\b(?:also|too|even|as well|either|anyway|i guess|i assume|i suppose|i read|i heard)\b"
+    r"\b(?:also|too|as well|either|anyway|i guess|i assume|i suppose|i read|i heard)\b"
     r"|^(?:so|and|but|or|then)\b|\b(?:then|right|i think so)[.!]*$"
 )
 # The user's own situation: any first person other than the verbs of judging a claim ("I think", "I count").
-_FIRST_PERSON = re.compile(r"\b(?:i|i'm|im|i've|i'd|i'll|me|my|mine|we|we're|we've|we'll|us|our|ours)\b")
+_FIRST_PERSON = re.compile(r"(?<!-)\b(?:i|i'm|im|i've|i'd|i'll|me|my|mine|we|we're|we've|we'll|us|our|ours)\b")
 _JUDGING_FIRST_PERSON = re.compile(
     r"\bi (?:think|thought|believe|believed|count|counted|get|got|make it|calculated|computed|checked|tested"
     r"|tried|ran|see)\b|\bi'?m (?:pretty |quite |fairly |very )?sure\b"
 )
+_DECLINED = re.compile(
+    r"\bi (?:can'?t|cannot|am unable to|'?m unable to|am not able to|'?m not able to|don'?t know"
+    r"|don'?t have (?:access|real-time))\b"
+)
+_ACRONYM = re.compile(r"\b[A-Z]{2,}\b")
 _EMOJI = re.compile("[\u2600-\u27bf\U0001f300-\U0001faff]|[:;]-?[)(dp]\\B")
-_OFFER = re.compile(
-    r"\b(?:would you like|do you want|want me to|shall i|should i|anything else|is there anything|need anything"
-    r"|does that (?:help|answer|make sense)|let me know|any (?:other|more) questions)\b"
+# "Botanically it is a fruit", "technically, that's …": a sentence adverb before the subject.
+_SENTENCE_ADVERB = re.compile(r"^[a-z]+ly,? (?=(?:it|that|this|they|the)\b)")
+# "I think it's 27", "pretty sure it's 8", "I'm fairly sure it was 1914": a hedge before the counter-statement.
+_HEDGE = re.compile(
+    r"^(?:(?:i think|i believe|i thought|i guess|i'?m (?:pretty |fairly |quite |very )?sure|(?:pretty|fairly|quite)"
+    r" sure|surely|probably|maybe|perhaps|hmm+|hm|um+|well)\b,?\s*)+"
 )
-
-# A request for one value ("What's …", "Who …", "How many …", "Convert …", "Is a whale a fish?"), as opposed to a
-# task ("Write …", "How do I …") or an open-ended ask with many right answers ("a good name", "recommend …").
-_VALUE_REQUEST = re.compile(
-    r"^[\W_]*(?:(?:hey|hi|quick question|question)[\W_]+)?(?:what(?:'s|s| is| are| was| were| does| do| did)?\b"
-    r"|which|who|whom|whose|when|where|how (?:many|much|long|old|far|big|tall|fast|heavy|often|high|deep)\b"
-    r"|(?:is|are|was|were|does|did|has|have)\b(?! (?:you|there any)\b)|compute|calculate|convert|translate|solve"
-    r"|evaluate|simplify|round|spell|define|name the|give me the|tell me the|list the)\b"
-)
-_OPEN_ENDED = re.compile(
-    r"\b(?:a (?:good|nice|great|fun|cool|catchy|short|random)|some|any|recommend|suggest|ideas?|best|favou?rite"
-    r"|opinion|should i use)\b"
-)
-# A yes/no question ("Is a whale a fish?", "Is 0 an even number?"): its subject is what a claim would be about.
-_YES_NO_REQUEST = re.compile(r"^[\W_]*(?:is|are|was|were|does|do|did|has|have|can)\b(?! (?:you|i|we)\b)")
-# A request for what something means ("Translate …", "What does RSVP stand for?", "Define …").
-_MEANING_REQUEST = re.compile(r"^[\W_]*(?:translate|define|what does .{1,40} (?:mean|stand for)|what is the meaning)\b")
-
-# Dimensions a comparison can be about; the comparative forms are derived ("bigger", "largest", "earlier").
-_DIMENSION_GROUPS = (
-    "big large great huge vast",
-    "small little tiny",
-    "long",
-    "short",
-    "tall high",
-    "low",
-    "heavy dense",
-    "light",
-    "close near",
-    "far distant",
-    "fast quick",
-    "slow",
-    "old early first before",
-    "young new late recent last after",
-    "hot warm",
-    "cold cool",
-    "deep",
-    "shallow",
-    "wide broad",
-    "narrow",
-    "thick",
-    "thin",
-    "cheap",
-    "rich",
-    "poor",
-    "strong",
-    "weak",
-    "bright",
-    "dark",
-    "loud",
-    "common",
-    "rare",
-    "salty",
-    "sweet",
-    "populous",
-)
-_DIMENSIONS = {word: group.split()[0] for group in _DIMENSION_GROUPS for word in group.split()}
-_IRREGULAR = {
-    "first": "old",
-    "earlier": "old",
-    "earliest": "old",
-    "before": "old",
-    "last": "young",
-    "after": "young",
-    "later": "young",
-    "latest": "young",
-    "farther": "far",
-    "further": "far",
-    "farthest": "far",
-}
-_BARE_ORDER_WORDS = frozenset({"first", "last", "before", "after"})
-_COMPARISON_FILLER = frozenset("is are was were 's comes came out much far way lot bit slightly definitely".split())
-
-
-@lru_cache(maxsize=8192)
-def _dimension(word: str, comparative_only: bool) -> str | None:
-    """The dimension a comparative or superlative names ("bigger" → "big", "earliest" → "old"), else None."""
-    if word in _IRREGULAR:
-        return _IRREGULAR[word]
-    if not comparative_only and word in _DIMENSIONS:
-        return _DIMENSIONS[word]
-    for suffix in ("est", "er"):
-        if not word.endswith(suffix) or len(word) <= len(suffix) + 2:
-            continue
-        stem = word[: -len(suffix)]
-        candidates = [stem, stem + "e", stem[:-1] + "y" if stem.endswith("i") else stem]
-        if len(stem) > 2 and stem[-1] == stem[-2]:
-            candidates.append(stem[:-1])  # bigg → big
-        for candidate in candidates:
-            if candidate in _DIMENSIONS:
-                return _DIMENSIONS[candidate]
-    return None
-
-
-@lru_cache(maxsize=8192)
-def _stem(word: str) -> str:
-    """A crude stem, enough to match "whales" with "whale" and "keeping" with "keep"."""
-    word = word.removesuffix("'s")
-    if len(word) <= 4:
-        return word
-    if word.endswith("ies"):
-        return word[:-3] + "y"
-    if word.endswith(("sses", "xes", "zes", "ches", "shes")):
-        return word[:-2]
-    if word.endswith("s") and not word.endswith("ss"):
-        return word[:-1]  # "status" → "statu" on both sides alike: matching only needs consistency
-    for suffix in ("ing", "ed"):
-        if len(word) > len(suffix) + 2 and word.endswith(suffix):
-            return word[: -len(suffix)]
-    return word
-
-
-def _words(text: str) -> list[str]:
-    return _WORD_RE.findall(text)
-
-
-def _content(words: list[str]) -> set[str]:
-    return {_stem(w) for w in words if w not in _FUNCTION and not (w[0].isdigit() and _NUMBER_RE.fullmatch(w))}
-
-
-def _subject_words(words: list[str]) -> set[str]:
-    """Content stems of a subject, numbers included ("1984 is Orwell" is about the reply's 1984)."""
-    return {_stem(w) for w in words if w not in _FUNCTION}
-
-
-def _numbers(text: str) -> set[float]:
-    values: set[float] = set()
-    for raw in _NUMBER_RE.findall(text):
-        try:
-            values.add(float(raw.replace(",", "")))
-        except ValueError:
-            continue
-    for word in _WORD_RE.findall(text):
-        if word in _NUMBER_WORDS:
-            values.add(float(_NUMBER_WORDS[word]))
-    return values
-
-
-def _number_kind(value: float) -> str:
-    return "year" if value.is_integer() and 1000 <= value <= 2100 else "quantity"
-
-
-def _same_number_kind(numbers: set[float], reference: set[float]) -> bool:
-    """A year for a year, a quantity for a quantity: "27" is no answer to "in 1975"."""
-    return bool({_number_kind(n) for n in numbers} & {_number_kind(n) for n in reference})
-
-
-_CAPITALISED_RE = re.compile(r"\b([A-Z][\w'-]+)")
-_CAPITALISED_INSIDE_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][\w'-]+)")
-
-
-def _names(original: str, sentence_starts: bool = False) -> set[str]:
-    """Lowercased words the user capitalised ("It's Ottawa"); at the start of a sentence only if asked to."""
-    pattern = _CAPITALISED_RE if sentence_starts else _CAPITALISED_INSIDE_RE
-    return {name.lower() for name in pattern.findall(original.strip())}
-
-
-_CODE_RE = re.compile(r"[<>()\[\]{}_=/\\#*`]|\w\.\w|^-|\s-\w|[a-z][A-Z]")
-
-
-@dataclass(frozen=True)
-class _Context:
-    """What the follow-up is read against: the prior request and the reply, tokenised once."""
-
-    reply: str
-    request_words: set[str]  # content stems of the request
-    reply_words: set[str]  # content stems of the reply
-    request_tokens: set[str]  # stems of every word of the request, numbers included
-    reply_tokens: set[str]  # stems of every word of the reply, numbers included
-    numbers: set[float]  # every number in the request or the reply
-    request_numbers: set[float]
-    reply_numbers: set[float]  # the numbers of the reply the request did not give
-    reply_numeric: bool  # the reply's answer is (or contains) a number the request did not give
-    reply_is_term: bool  # the reply is a short lowercase term ("master", "biblioteca")
-    value_request: bool  # the request asked for one right value
-    yes_no_request: bool
-    meaning_request: bool
-    dimensions: set[str]  # the properties the request or the reply compare on
-
-    @property
-    def words(self) -> set[str]:
-        return self.request_words | self.reply_words
-
-
-def _context(prior_norm: str, reply_norm: str, reply_original: str) -> _Context:
-    prior_words, reply_words = _words(prior_norm), _words(reply_norm)
-    dimensions = {d for w in prior_words + reply_words if (d := _dimension(w, comparative_only=False))}
-    request_numbers = _numbers(prior_norm)
-    reply_numbers = _numbers(reply_norm) - request_numbers  # "Aldous Huxley wrote 1984.": 1984 was asked about
-    return _Context(
-        reply=reply_norm,
-        request_words=_content(prior_words),
-        reply_words=_content(reply_words),
-        request_tokens={_stem(w) for w in prior_words},
-        reply_tokens={_stem(w) for w in reply_words},
-        numbers=request_numbers | reply_numbers,
-        request_numbers=request_numbers,
-        reply_numbers=reply_numbers,
-        reply_numeric=bool(reply_numbers),
-        reply_is_term=len(reply_words) <= 3 and not reply_numbers and reply_original == reply_original.lower(),
-        value_request=is_value_request(prior_norm),
-        yes_no_request=_YES_NO_REQUEST.match(prior_norm) is not None,
-        meaning_request=_MEANING_REQUEST.match(prior_norm) is not None,
-        dimensions=dimensions,
-    )
-
-
-def is_value_request(prior_norm: str) -> bool:
-    """The request asked for one right value ("What's 7 factorial?", "Who wrote …", "Convert …")."""
-    return _VALUE_REQUEST.match(prior_norm) is not None and _OPEN_ENDED.search(prior_norm) is None
-
-
-# "it's a conda environment", "this is an old Mac": after a task ("How do I install …"), "it" is the user's thing.
-_CLASSIFIES_IT = re.compile(r"^[\W_]*(?:it'?s|it is|this is|this's|its) (?:a|an)\b")
-# A request about the user's own system ("… which python version I have", "my IP"): the follow-up may report it.
-_ABOUT_OWN_SYSTEM = re.compile(r"\b(?:i have|i've got|i'?m (?:on|using|running)|my|mine|our)\b")
-_READING = re.compile(
-    r"^[\W_]*(?:it|that|this)(?: just| now)? (?:says|shows|reads|prints|outputs|gives|returns|reports)\s+"
-    r"(?P<value>.+)$"
-)
-
-
-def describes_own_setup(norm: str, prior_norm: str, reply_norm: str) -> bool:
-    """The follow-up describes the user's own setup or reports a reading of it, not the answer.
-
-    "It's a conda environment" after a task request (not a value request) classifies the user's thing; "It says
-    3.9.7" after "How do I check which python version I have?" reports a value the reply never predicted.
-    """
-    if _CLASSIFIES_IT.match(norm) and not is_value_request(prior_norm):
-        return True
-    reading = _READING.match(norm)
-    return (
-        reading is not None
-        and bool(_numbers(reading.group("value")))
-        and not _numbers(reply_norm)
-        and _ABOUT_OWN_SYSTEM.search(prior_norm) is not None
-    )
-
-
-_LEAD_FILLERS = frozenset("huh hmm hm um uh oh well so but and actually nope no lol wait".split())
-
-
-def subject_in_exchange(subject: str, prior_norm: str, reply_norm: str) -> bool:
-    """The subject of a statement ("Bass guitars" in "Bass guitars have 4") is the answer or something the
-    exchange named: a pronoun, words all in the reply, or words all in the request (named without "the"/"my", or
-    in a request for a value). "Germany has about 84 million" after a question about France is about something else.
-    """
-    tail = re.split(r"[.;!?,:\u2014\u2013]|\s-\s", subject)[-1].strip()
-    words = [w.removesuffix("'s") for w in _words(tail)]
-    while words and words[0] in _LEAD_FILLERS:
-        words = words[1:]
-    if not words or _PRONOUN_SUBJECT.match(" ".join(words)) or not _subject_words(words):
-        return True
-    stems = _subject_words(words)
-    in_request = stems <= {_stem(w) for w in _words(prior_norm)}
-    if in_request and _users_own(words, prior_norm):
-        return False
-    return stems <= {_stem(w) for w in _words(reply_norm)} or in_request
-
-
-_DETERMINERS = frozenset({"the", "this", "these", "those", "my", "our", "your"})
-
-
-def _users_own(subject_words: list[str], prior_norm: str) -> bool:
-    """A thing the task named, with a determiner, is the user's own: "the images" after "Resize my images"."""
-    return subject_words[0] in _DETERMINERS and not is_value_request(prior_norm)
-
-
-def reply_requests_info(reply_norm: str) -> bool:
-    """The reply ended by asking the user for information ("What's your budget?"), not just offering more."""
-    tail = reply_norm[-240:].rstrip()
-    last_sentence = re.split(r"(?<=[.!?])\s+", tail)[-1] if tail else ""
-    return last_sentence.endswith("?") and _OFFER.search(last_sentence) is None
-
-
-def _is_new_value(value: str, ctx: _Context) -> bool:
-    """`value` names something the exchange has not: a number not in it, or a content word not in it."""
-    numbers = _numbers(value)
-    if numbers and not numbers <= ctx.numbers:
-        return True
-    words = _content(_words(value)) - set(_NUMBER_WORDS)
-    return bool(words) and not words <= ctx.words
-
-
-def _is_judgement(value: str) -> bool:
-    """The words judge or react, they name no value: "just wrong", "fine", "cool"."""
-    return not _numbers(value) and not _content(_words(value)) - _NOT_A_VALUE
-
-
-def _kind_matches(value: str, original: str, ctx: _Context) -> bool:
-    """The value is of the reply's kind: code for code, a number for a number; a name, code or (after a one-term
-    reply) a term for anything else. "brown rice" is no answer to "About 18 minutes", nor "cold there" to
-    "Antarctica."."""
-    if _CODE_RE.search(value) and _CODE_RE.search(ctx.reply):
-        return True  # code for code, numbers inside or not ("head -n 5" for "tail -n 5 file")
-    if _numbers(value):
-        return ctx.reply_numeric and _same_number_kind(_numbers(value), ctx.reply_numbers)
-    if ctx.reply_numeric:
-        return False
-    words = _words(value)
-    if _names(original) & set(words) or _CODE_RE.search(value):
-        return True
-    return ctx.reply_is_term
-
-
-def _value(clause: str, whole: bool, ctx: _Context, original: str, after_claim: bool = False) -> float:
-    """A bare value or a value-led statement: "1024", "Leonardo da Vinci", "29 in a leap year"; after a task
-    request, only a piece of code completing a claim ("tail is the end of the file. head -n 5")."""
-    if not ctx.value_request and not (after_claim and _CODE_RE.search(clause) and _is_new_value(clause, ctx)):
-        return 0.0
-    words = clause.split()
-    lead = words[0].strip("~$°%()")
-    if _NUMBER_RE.match(lead) or lead in _NUMBER_WORDS:
-        value = words[0] if lead in _NUMBER_WORDS else clause
-        numbers = _numbers(value)
-        if not ctx.reply_numeric or numbers <= ctx.numbers or not _same_number_kind(numbers, ctx.reply_numbers):
-            return 0.0
-        return 0.0 if _is_variation(clause, ctx) else STRONG
-    if len(words) > MAX_BARE_VALUE_WORDS or any(
-        w in _VERBS or w in _FUNCTION or w in _NOT_A_VALUE for w in _words(clause)
-    ):
-        return 0.0
-    if not _is_new_value(clause, ctx):
-        return 0.0
-    if not _CODE_RE.search(clause) and bool(_numbers(clause)) != ctx.reply_numeric:
-        return 0.0  # a number for a number, a term for a term; code may carry numbers ("head -n 5")
-    if whole and len(words) == 1 and not ctx.reply_is_term and not _CODE_RE.search(clause):
-        # "Chile" after "capital of Peru?" → "Lima.": as likely the next request as a counter-answer.
-        return WEAK
-    if _kind_matches(clause, original, ctx):
-        return STRONG
-    return WEAK if whole else 0.0
-
-
-def _is_variation(clause: str, ctx: _Context) -> bool:
-    """The request again with a new input (its words or numbers around a new number), not a new answer: "10
-    factorial" after "What's 7 factorial?", "15 kg" after "Convert 10 kg to pounds", "20% of 80" after "15% of 80"."""
-    if not ctx.request_numbers:
-        return False
-    if _numbers(clause) & ctx.request_numbers:
-        return True
-    words = _content(_words(clause)) - set(_NUMBER_WORDS)
-    return bool(words) and words <= ctx.request_words and not words <= ctx.reply_words
-
-
-def _restated(clause: str, ctx: _Context, original: str) -> float:
-    """The answer as the subject, a new value as the predicate: "it's 86400", "It's Ottawa", "that'd be $12"."""
-    m = _RESTATED.match(clause)
-    if m is None or not ctx.value_request:
-        return 0.0
-    value = m.group("value")
-    if len(value.split()) > 5 or re.match(r"(?:a|an|some|my|our|your|not|n't|no)\b", value) or _is_judgement(value):
-        return 0.0  # "it's a conda environment" classifies; "it's just wrong" judges
-    if _words(value) and _words(value)[0] in _DESCRIPTIVE:
-        return 0.0
-    return STRONG if _is_new_value(value, ctx) and _kind_matches(value, original, ctx) else 0.0
+# "second largest", "2nd biggest": a rank below the top is no claim to it.
+_INDEFINITE = frozenset("someone somebody everyone everybody nobody people many most few others another".split())
+_CONNECTIVES = frozenset("because since than though although overall anyway now today nowadays actually still".split())
 
 
 def _split_subject(clause: str) -> tuple[list[str], str, str] | None:
@@ -494,10 +172,10 @@ def _split_subject(clause: str) -> tuple[list[str], str, str] | None:
     for i, word in enumerate(words[: MAX_SUBJECT_WORDS + 1]):
         bare = word.strip(",:")
         verb = "'s" if bare.endswith("'s") and i < MAX_SUBJECT_WORDS else bare
-        if verb not in _VERBS:
+        if verb not in VERBS:
             continue
         subject = words[:i] + ([bare[:-2]] if verb == "'s" else [])
-        if not subject or _PRONOUN_SUBJECT.match(" ".join(subject)):
+        if not subject or PRONOUN_SUBJECT.match(" ".join(subject)):
             return None
         return subject, verb, " ".join(words[i + 1 :])
     return None
@@ -505,134 +183,265 @@ def _split_subject(clause: str) -> tuple[list[str], str, str] | None:
 
 def _looks_adjectival(rest_words: list[str]) -> bool:
     """A one-word predicate with an adjective's ending ("delicious", "feminine", "stable", "crowded")."""
-    return len(rest_words) == 1 and rest_words[0].endswith(_ADJECTIVE_SUFFIXES)
+    return len(rest_words) == 1 and rest_words[0].endswith(ADJECTIVE_SUFFIXES)
 
 
-def _claim(clause: str, ctx: _Context, original: str) -> tuple[str, float]:
+def _claim(clause: str, ex: Exchange, original: str) -> tuple[str, float]:
     """A statement "X is Y" / "X has N" / "X means Y" about something the exchange named, with a new Y."""
     parts = _split_subject(clause)
     if parts is None:
         return "", 0.0
     subject, verb, rest = parts
-    subject_words = _subject_words(_words(" ".join(subject)))
-    rest_words = _words(rest)
-    if not subject_words or not rest_words:
+    subject_stems = subject_words(words_of(" ".join(subject)))
+    rest_words = words_of(rest)
+    if not subject_stems or not rest.strip():
         return "", 0.0
-    in_reply = subject_words <= ctx.reply_tokens
-    in_request = subject_words <= ctx.request_tokens
-    if in_request and not ctx.value_request and subject[0] in _DETERMINERS:
-        return "", 0.0  # "The images are 4000x3000": the user's own thing, named by their task
-    if not (in_reply or (in_request and ctx.value_request)):
+    if other_input(" ".join(subject), ex.request + " " + ex.reply):
+        return "", 0.0  # "len('') is 0", "-10 % 3 is 2": another input than the one asked about
+    in_reply = subject_stems <= ex.reply_tokens
+    in_request = subject_stems <= ex.request_tokens or any(subject_stems & o for o in ex.options)  # "set lookups"
+    if in_request and not ex.value_request and subject[0] in DETERMINERS:
+        return "", 0.0  # "The images are 4000x3000 JPEGs": the user's own thing, named by their task
+    if in_request and not ex.value_request and verb in _COPULAS | {"uses", "use"} and code_shaped(rest, ex):
+        return "answer", STRONG  # "Give me today's date in ISO format" → "03/14/2024" → "ISO is 2024-03-14"
+    if not rest_words or not (in_reply or (in_request and ex.value_request)):
         return "", 0.0
-    if rest_words[0] in {"not", "no", "never"} or _dimension(rest_words[0], comparative_only=True):
-        return "", 0.0  # a negated or comparative predicate is read by the other shapes
-    if rest_words[0] in _DESCRIPTIVE or rest_words[0] in {"also", "even"} or not _is_new_value(rest, ctx):
+    if rest_words[0] in {"not", "no", "never"} or any(is_comparative(w) for w in rest_words[:3]):
+        return "", 0.0  # a negated or comparative predicate is read by the other shapes, or is a remark
+    rest_split = rest.split()
+    figure = len(rest_split) > 1 and NUMBER_RE.match(rest_split[1].strip("~$")) is not None  # "starts at 1"
+    if rest_words[0] in {"also", "even"} or rest_words[0] in DESCRIPTIVE and not figure:
+        if in_reply and _place_clash(rest, ex):
+            return "claim", WEAK  # "the Sahara is in Africa" after "… desert in Asia?"
         return "", 0.0
-    if _numbers(rest):
-        typed = ctx.numbers and _same_number_kind(_numbers(rest), ctx.numbers)
+    # A verb other than "is" is part of what is claimed: "COUNT(col) skips NULLs" after "It counts … NULLs".
+    claimed = rest if verb in _COPULAS or stem(verb) in ex.reply_tokens else verb + " " + rest
+    if not is_new_value(claimed, ex):
+        return "", 0.0
+    if numbers(rest):
+        typed = ex.numbers and same_number_kind(rest, ex, reply_only=False)
         return ("number", STRONG) if typed else ("claim", WEAK)
-    if in_request and ctx.yes_no_request and verb in _COPULAS and not _looks_adjectival(rest_words):
+    if in_request and ex.yes_no_request and verb in _COPULAS and not _looks_adjectival(rest_words):
         return "class", STRONG  # "Is a whale a fish?" → "whales are mammals"
-    if in_reply and ctx.meaning_request and verb in _MEANING_VERBS:
+    if in_reply and ex.meaning_request and verb in _MEANING_VERBS:
         return "class", STRONG  # "Translate 'cat' to German" → "Hund" → "Hund means dog"
-    if in_request and ctx.value_request and verb in _COPULAS and _kind_matches(rest, original, ctx):
+    if in_request and ex.value_request and verb in _IDENTITY and not ex.options and kind_matches(rest, original, ex):
         return "answer", STRONG  # "Name the author of 1984" → "1984 is Orwell"; "table salt is NaCl"
     return "claim", WEAK
 
 
-def _attribution(clause: str, original: str, ctx: _Context) -> bool:
-    """A new name doing what the request asked about: "Jane Austen wrote it", "Canberra is the capital"."""
-    if not ctx.value_request:
+def _place_clash(rest: str, ex: Exchange) -> bool:
+    """The predicate puts the answer "in"/"on"/"from" somewhere else than the request asked: "in Africa" / "in Asia"."""
+    m = re.match(r"(in|on|from|at) (?:the )?([\w'-]+)", rest)
+    if m is None:
         return False
+    asked = re.search(r"\b" + m.group(1) + r" (?:the )?([\w'-]+)", ex.request)
+    return asked is not None and asked.group(1) != m.group(2) and stem(m.group(2)) not in ex.request_tokens
+
+
+def _request_pasts(ex: Exchange) -> set[str]:
+    return {stem(w + "ed") for w in ex.request_tokens if w.isalpha()}
+
+
+def _attribution(clause: str, original: str, ex: Exchange) -> bool:
+    """A new name or piece of code doing what the request asked about: "Jane Austen wrote it", "Canberra is the
+    capital", "--soft keeps them" (after "… but keep changes?"), "=== is strict" (after "… strict equality?")."""
     words = clause.split()
-    names = _names(original, sentence_starts=True)  # the subject opens the clause
     for i in range(1, min(len(words), MAX_SUBJECT_WORDS + 1)):
         subject, verb, rest = words[:i], words[i], words[i + 1 :]
-        subject_words = _content(subject)
-        if not subject_words or subject_words & ctx.words or _PRONOUN_SUBJECT.match(" ".join(subject)):
-            continue
-        if not all(w in names for w in subject):
-            continue  # a name is capitalised where the user wrote it
+        code = i == 1 and ex.reply_is_code and bool(CODE_RE.search(subject[0])) and not raw_tokens(subject[0]) <= ex.raw
+        # "301 is permanent" after "302." for "… redirect that's permanent?": a new figure in the asked-for role
+        code = code or i == 1 and ex.reply_numeric and bool(NUMBER_RE.fullmatch(subject[0])) and (
+            not numbers(subject[0]) & ex.numbers and same_number_kind(subject[0], ex)
+        )
+        if not code:
+            subject_stems = content(subject)
+            unpicked = bool(ex.chosen) and any(subject_stems <= o and o is not ex.chosen for o in ex.options)
+            if not ex.value_request or not subject_stems or subject_stems & ex.words and not unpicked:
+                continue  # a new name, or the option the reply did not pick ("mercury is the liquid one")
+            if PRONOUN_SUBJECT.match(" ".join(subject)) or subject[0] in _INDEFINITE | FUNCTION | QUALIFIERS:
+                continue
+            if subject[-1] in RANKS:
+                continue
+        if verb in {"has", "have"} and rest[:1] == ["been"]:
+            verb, rest = "is", rest[1:]  # "Brasília has been the capital since 1960"
         copula = verb in {"is", "was", "are", "were", "'s"}
-        if not copula and _stem(verb) not in ctx.words:
-            continue
-        if not rest or _numbers(" ".join(rest)):
-            return False  # "Nibbles are 4 bits": a quantity, read by `_claim`
+        if not copula and (verb in FUNCTION or stem(verb) not in ex.request_tokens | _request_pasts(ex)):
+            continue  # the action the request asked about: "wrote", "painted", "keeps"
+        cut = next((j for j, w in enumerate(rest) if j and w in QUALIFIERS), len(rest))
+        qualifier = rest[cut] if cut < len(rest) else ""
+        if qualifier in EARLIER or qualifier in OTHER_CASE and content(rest[cut + 1 :]) - ex.words:
+            return False  # "Alexandria was the capital in antiquity": another time
+        if verb in {"was", "were"} and re.match(r"[\W_]*what(?:'s| is| are)\b", ex.request):
+            return False  # the past, where the request asked about the present
+        rest = rest[:cut]
+        if not rest or numbers(" ".join(rest)) - ex.request_numbers and NUMBER_RE.search(" ".join(rest)):
+            return False  # "Nibbles are 4 bits": a quantity, read by `_claim` ("orwell wrote 1984" is no quantity)
+        role = content(rest)
+        if code and copula:  # "=== is strict", "301 is permanent": the very words of the request
+            return bool(role) and set(words_of(" ".join(rest))) - FUNCTION <= set(words_of(ex.request))
         if copula:  # "Canberra is the capital": the role the request asked about
-            return rest[0] == "the" and bool(_content(rest)) and _content(rest) <= ctx.words
-        return rest[0] in {"it", "that", "this", "them"} or bool(_content(rest)) and _content(rest) <= ctx.words
+            return rest[0] == "the" and bool(role) and role <= ex.words | {"one"}
+        done_to = subject_words(words_of(" ".join(rest)))  # "orwell wrote 1984": the request's own title
+        return rest[0] in {"it", "that", "this", "them"} or bool(done_to) and done_to <= ex.words | ex.request_tokens
     return False
 
 
-def _comparison(clause: str, ctx: _Context) -> bool:
+def _comparison(clause: str, ex: Exchange) -> bool:
     """A comparison ("X is bigger", "X came first") on the property the exchange compared on, with a winner the
-    reply did not name."""
-    words = _words(clause)
+    reply did not name — and no rank below the top ("second largest") or narrower class ("largest land mammal")."""
+    words = words_of(clause)
     for i, word in enumerate(words):
-        dimension = _dimension(word, comparative_only=True)
-        if dimension is None:
+        dim = dimension(word, comparative_only=True)
+        if dim is None:
             continue
-        if word not in _BARE_ORDER_WORDS and not (word.endswith("er") or word.endswith("est")):
+        if word not in {"first", "last", "before", "after"} and not (word.endswith("er") or word.endswith("est")):
             continue
-        if dimension not in ctx.dimensions:
+        if dim not in ex.dimensions or (i and words[i - 1] in RANKS):
             return False
+        after = words[i + 1 :]
+        if after and after[0] in OTHER_CASE | {"to", "than"} and content(after[1:]) - ex.words:
+            return False  # "faster in a dive", "faster to write", "older than Paris": another comparison
+        following = words[i + 1 : i + 2]
+        if following and following[0] not in FUNCTION | _CONNECTIVES and not following[0].endswith("ly"):
+            if following[0] not in {"by", "far"} and stem(following[0]) not in ex.words:
+                return False  # "the largest land mammal": a narrower class than the one asked about
         subject = [w for w in words[:i] if w not in _COMPARISON_FILLER]
-        subject_words = _content([w.removesuffix("'s") for w in subject])
-        if not subject_words or len(subject) > MAX_SUBJECT_WORDS + 1 or _PRONOUN_SUBJECT.match(" ".join(words[:i])):
+        subject_stems = subject_words([w.removesuffix("'s") for w in subject])  # "95 came first"
+        if not subject_stems or len(subject) > MAX_SUBJECT_WORDS + 1 or PRONOUN_SUBJECT.match(" ".join(words[:i])):
             return False
-        return not subject_words & ctx.reply_words
+        if ex.chosen:  # "water is denser" after "Ice is denser than water.": the option the reply did not pick
+            return any(subject_stems & o and o is not ex.chosen for o in ex.options) and not subject_stems & ex.chosen
+        return not subject_stems & (ex.reply_words | ex.reply_tokens)
     return False
 
 
-def _order(clause: str, ctx: _Context) -> bool:
+_COMPARISON_FILLER = frozenset("is are was were 's comes came out much far way lot bit slightly definitely".split())
+
+
+_BEATS = re.compile(
+    r"^(?P<x>[\w'.-]+(?: [\w'.-]+){0,2}) (?:beat|beats|defeated|defeats|outranks|overtook|overtakes|surpassed"
+    r"|surpasses|outnumbers|outsold|outsells|trumps|tops|topped) (?:the )?(?P<y>[\w'.-]+(?: [\w'.-]+){0,2})"
+)
+
+
+def _beats(clause: str, ex: Exchange) -> bool:
+    """A new winner over the reply's answer: "France beat Croatia in the final" after "Croatia won …"."""
+    m = _BEATS.match(clause)
+    if m is None:
+        return False
+    x, y = subject_words(words_of(m.group("x"))), content(words_of(m.group("y")))
+    return bool(x) and not x & ex.reply_tokens and bool(y) and bool(y & ex.reply_answer)
+
+
+def _order(clause: str, ex: Exchange) -> bool:
     """An ordering, "X comes before Y", where the reply put Y first."""
     m = _ORDER.search(clause)
     if m is None:
         return False
-    x = re.search(r"\b" + re.escape(m.group("x")) + r"\b", ctx.reply)
-    y = re.search(r"\b" + re.escape(m.group("y")) + r"\b", ctx.reply)
+    x = re.search(r"\b" + re.escape(m.group("x")) + r"\b", ex.reply)
+    y = re.search(r"\b" + re.escape(m.group("y")) + r"\b", ex.reply)
     if x is None or y is None:
         return False
     return (x.start() > y.start()) == (m.group("rel") == "before")
 
 
-def _falls_short(clause: str, ctx: _Context) -> bool:
+def _falls_short(clause: str, ex: Exchange) -> bool:
     """An element of the reply doesn't do what was asked: "set doesn't keep the order"."""
     m = _NEGATED_VERB.match(clause)
-    if m is None or _PRONOUN_SUBJECT.match(m.group("subject")):
+    if m is None or PRONOUN_SUBJECT.match(m.group("subject")):
         return False
-    subject_words = _content(_words(m.group("subject")))
-    rest_words = _content(_words(m.group("rest")))
-    if not subject_words or not subject_words & (ctx.reply_words | ctx.request_words):
+    subject_stems = content(words_of(m.group("subject")))
+    rest_words = content(words_of(m.group("rest")))
+    if not subject_stems or not subject_stems & (ex.reply_words | ex.request_words):
         return False
-    if not subject_words & ctx.reply_words and not rest_words & ctx.reply_words:
+    if not subject_stems & ex.reply_words and not rest_words & ex.reply_words:
         return False
-    return bool(rest_words & ctx.request_words)
+    return bool(rest_words & ex.request_words)
 
 
 def _clauses(norm: str) -> list[str]:
-    parts = re.split(r"[.;!]+(?:\s+|$)|(?<=\?)\s+|\s+[\u2014\u2013-]+\s+|,\s+|:\s+|\s+\(", norm)
-    return [p.strip(" .,;:!\"'`*)") for p in parts if p.strip(" .,;:!\"'`*)")]
+    parts = re.split(r"[.;!]+(?:\s+|$)|(?<=\?)\s+|\s+[\u2014\u2013-]+\s+|,\s+|:\s+|\s+\(|\s+so\s+(?=\w)", norm)
+    clauses = []
+    for part in parts:
+        part = part.strip(" .,;:!\"'`*") or part.strip(" .,;:!\"'`")  # "**" (Python's power) stays
+        while part.endswith(")") and part.count(")") > part.count("("):
+            part = part[:-1].rstrip(" .,;:!\"'`*")  # "(or 1024 MiB)" but not "O(1)"
+        if part:
+            clauses.append(part)
+    return clauses
 
 
 def _shape(
-    clause: str, whole: bool, first: bool, original: str, ctx: _Context, after_claim: bool = False
+    clause: str, whole: bool, first: bool, original: str, ex: Exchange, after_claim: bool = False
 ) -> tuple[str, float]:
     """The strongest contradiction shape `clause` has: (name, weight), or ("", 0.0).
 
     `first`: the clause opens the message; `after_claim`: it follows a clause that made a claim ("tail is the end
     of the file. head -n 5"), so a bare value there is the answer the user gives instead.
     """
-    if (first or after_claim) and (weight := _value(clause, whole, ctx, original, after_claim)):
+    clause = _SENTENCE_ADVERB.sub("", _HEDGE.sub("", clause) or clause)
+    if (first or after_claim) and (weight := bare_value(clause, whole, ex, original, True, after_claim)):
         return "value", weight
-    if weight := _restated(clause, ctx, original):
+    if weight := restated(clause, ex, original):
         return "restated", weight
-    for name, test in (("order", _order), ("comparison", _comparison), ("falls_short", _falls_short)):
-        if test(clause, ctx):
+    for name, test in (
+        ("order", _order),
+        ("comparison", _comparison),
+        ("comparison", _beats),
+        ("falls_short", _falls_short),
+        ("polarity", polarity),
+        ("denial", denial),
+        ("unnegated", unnegated),
+        ("sameness", sameness),
+        ("parallel", parallel),
+    ):
+        if test(clause, ex):
             return name, STRONG
-    if _attribution(clause, original, ctx):
+    if _attribution(clause, original, ex):
         return "attribution", STRONG
-    return _claim(clause, ctx, original)
+    name, weight = _claim(clause, ex, original)
+    if not weight and transfer(clause, ex):
+        return "transfer", WEAK
+    return name, weight
+
+
+# "Isn't it Canberra?", "wasn't it da Vinci?", "0.75 surely?", "Hmm, Berlin?": a counter-answer, asked.
+_ASKED_BACK = re.compile(
+    r"^(?:(?P<tag>isn'?t|wasn'?t|aren'?t|weren'?t|shouldn'?t) (?:it|that|the answer|they)(?: be| just)? (?P<a>.+)"
+    r"|(?P<b>[^,]+?),? (?P<sure>surely|no|isn'?t it|wasn'?t it)"
+    r"|(?P<doubt>(?:hmm+|hm|um+|uh+|wait|really|huh)[,.!]*) (?P<c>[^,]+))$"
+)
+
+
+def _hedged_question(body: str, original: str, ex: Exchange) -> CueHit | None:
+    """A question that offers another answer: "Isn't it Canberra?" / "0.75 surely?" count in full, "Hmm,
+    Berlin?" half (with the doubt it opens with, in full); a bare "Berlin?" may be the next request."""
+    m = _ASKED_BACK.match(body)
+    value = m.group("a") or m.group("b") or m.group("c") if m else body
+    if not value or len(value.split()) > MAX_BARE_VALUE_WORDS + 1:
+        return None
+    if not bare_value(value, True, ex, original, True):
+        return None
+    full = m is not None and bool(m.group("tag") or m.group("sure") or m.group("doubt"))
+    return CueHit("contradiction", STRONG if full else WEAK, f"asked: {value[:40]}")
+
+
+def _adds_degree(norm: str) -> bool:
+    """"The iPod was even earlier": "even" before a comparative adds to the answer ("the only even one" does not)."""
+    return any(is_comparative(m.group(1)) for m in re.finditer(r"(?<!n't )(?<!not )\beven (\w+)", norm))
+
+
+def _capped(text: str) -> str:
+    """Head and tail of a long reply, as `normalize` keeps them, with the letter case kept (names, code)."""
+    if len(text) <= SCAN_HEAD_CHARS + SCAN_TAIL_CHARS:
+        return text
+    return text[:SCAN_HEAD_CHARS] + " \u2026 " + text[-SCAN_TAIL_CHARS:]
+
+
+def _personal(clause: str, acronyms: set[str]) -> bool:
+    """The clause speaks of the user ("my …", "I'm …", "we …"), other than judging a claim ("I think", "I count")."""
+    return any(m.group(0) not in acronyms for m in _FIRST_PERSON.finditer(_JUDGING_FIRST_PERSON.sub(" ", clause)))
 
 
 def contradiction(current: str, prior_request: str, prior_reply: str) -> CueHit | None:
@@ -642,23 +451,30 @@ def contradiction(current: str, prior_request: str, prior_reply: str) -> CueHit 
     clause that had one.
     """
     norm = normalize(current)
-    if not norm or not prior_reply or norm.rstrip().endswith("?") or len(norm.split()) > MAX_WORDS:
+    if not norm or not prior_reply or len(norm.split()) > MAX_WORDS:
         return None
-    if _EMOJI.search(current) or _ADDITIVE.search(norm):
-        return None
-    if _FIRST_PERSON.search(_JUDGING_FIRST_PERSON.sub(" ", norm)):
+    if _EMOJI.search(current) or _ADDITIVE.search(norm) or _adds_degree(norm):
         return None
     reply_norm = normalize(prior_reply)
-    if reply_requests_info(reply_norm):
-        return None
-    ctx = _context(normalize(prior_request), reply_norm, prior_reply)
+    if reply_requests_info(reply_norm) or _DECLINED.search(reply_norm[:200]):
+        return None  # the follow-up answers the reply's question, or the reply gave no answer to dispute
+    ex = exchange(normalize(prior_request), reply_norm, _capped(prior_reply))
+    if norm.rstrip().endswith("?"):
+        return _hedged_question(norm.rstrip(" ?"), current, ex)
+    if listed := list_differs(norm, ex):
+        return CueHit("contradiction", STRONG, f"list: {listed[:40]}")
     clauses = _clauses(norm)
+    acronyms = {a.lower() for a in _ACRONYM.findall(current)}  # "US is 07/04/2024" is no first person
     total, first_clause = 0.0, ""
     shapes: list[str] = []
     for index, clause in enumerate(clauses):
+        if _personal(clause, acronyms):
+            if index == 0:
+                return None  # "my calculator says 5040", "I'm on Windows": the user's own situation
+            continue  # "the Milky Way, Andromeda is our neighbour": the other clauses still count
         if clause.endswith("?"):
             continue
-        name, weight = _shape(clause, len(clauses) == 1, index == 0, current, ctx, after_claim=bool(shapes))
+        name, weight = _shape(clause, len(clauses) == 1, index == 0, current, ex, after_claim=bool(shapes))
         if weight:
             total += weight
             shapes.append(name)
