@@ -41,7 +41,7 @@ from ghost_agent.eval.transfer_client import HomeStore, TransferClient
 from ghost_agent.llm.fake_server import free_port
 
 LOG_EVENTS = ("watchdog_started", "user_correction_promoted", "post_turn_reflection", "reflection", "lesson_learned",
-              "lessons_retracted", "phase", "lessons_shown")
+              "lessons_retracted", "phase", "lessons_shown", "preferences_applied")
 SESSION = "demo-learning"
 
 

@@ -137,11 +137,13 @@ def test_a_home_that_is_not_the_daemons_is_not_trusted(tmp_path: Path, upstream:
 
 
 def test_a_critique_without_a_lesson_ends_the_wait_at_once(tmp_path: Path) -> None:
-    with convention_upstream(critique="none") as (url, _):
+    # a correction that states no preference (only a rephrase): the critique is the only source of a lesson
+    bare = replace(FAMILIES[0], correction="No, that's not it. When is Christmas Day in 2025? Just the date, please.")
+    with convention_upstream(families=[bare], critique="none") as (url, _):
         settings = settings_for(tmp_path, url)
         with daemon_on_port(settings) as daemon:
             t0 = time.perf_counter()
-            result = run(daemon, settings, families(["dates"]), probes_per_family=1, controls_per_family=0,
+            result = run(daemon, settings, [bare], probes_per_family=1, controls_per_family=0,
                          lesson_timeout_s=60.0)
     lesson = result.families[0].lesson
     assert lesson.status == LESSON_NONE and "nothing to learn" in lesson.detail

@@ -17,6 +17,8 @@ decide (`agent/request_kind.py` says which):
   output when they disagree.
 - **the requested form** (`agent/form.py`): an `Answer: <n>` line, only JSON, just the number… — a deterministic
   check, then a deterministic fix or one short model call; the content is never rewritten for form.
+- **the user's stated preferences** (`agent/preferences.py`), when a preference lesson was shown: one rewrite
+  call, kept only when it broke no code block, function or requested form.
 
 Every later step is best-effort: a backend failure after the draft keeps the best answer so far. Each sandbox
 run is a recorded step (`source` "check"), each model call counts in `llm_calls` and `usage`.
@@ -25,11 +27,11 @@ run is a recorded step (`source` "check"), each model call counts in `llm_calls`
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ghost_agent.agent import claims, code_tests, form, structured
+from ghost_agent.agent import claims, code_tests, form, preferences, structured
 from ghost_agent.agent.loop_run import LoopEvent, LoopResult, LoopRun, evidence_of, message_of
 from ghost_agent.agent.prompting import content_text, direct_messages
 from ghost_agent.agent.request_kind import RequestKind, classify
@@ -105,9 +107,11 @@ class AnswerFirst:
         client_body: Mapping[str, Any] | None = None,
         on_event: Callable[[LoopEvent], Awaitable[None]] | None = None,
         kind: RequestKind | None = None,
+        user_preferences: Sequence[str] = (),
     ) -> LoopResult:
-        """Draft, check, repair, fix the form. A BackendError on the draft propagates (nothing to answer with);
-        after it, failures keep the best answer so far."""
+        """Draft, check, repair, fix the form, apply the user's stated preferences (`user_preferences`, their
+        quoted words from shown preference lessons). A BackendError on the draft propagates (nothing to answer
+        with); after it, failures keep the best answer so far."""
         started = time.perf_counter()
         draft_messages = direct_messages(extra_system, messages, notes)
         run = LoopRun(conversation=draft_messages, tool_ctx=tool_ctx, user_request=user_request, on_event=on_event)
@@ -138,6 +142,8 @@ class AnswerFirst:
                 final, value = await self._run_claims(run, draft_messages, draft, kind)
             trusted = bool((run.info.get("computed") or {}).get("trusted"))
             final = await self._follow_form(run, final, value, trusted=trusted)
+            if user_preferences:
+                final = await self._follow_preferences(run, final, user_preferences)
         except BackendError as exc:
             log.warning("answer_first_degraded", status=exc.status, error=one_line(exc.message, 200),
                         llm_calls=run.llm_calls)
@@ -322,6 +328,16 @@ class AnswerFirst:
                 run.info.setdefault("form_fixed", []).append(spec.kind)
                 text = fixed
         return text
+
+    async def _follow_preferences(self, run: LoopRun, text: str, wanted: Sequence[str]) -> str:
+        """Rewrite the finished reply to follow the user's stated preferences (one call); the rewrite is kept
+        only when `preferences.accept` finds nothing it broke. Recorded in `info["preferences"]`."""
+        prompt = preferences.preference_messages(_without_form_instructions(run.user_request), text, wanted)
+        rewrite = preferences.clean_rewrite(await self._text(run, prompt, temperature=0.0, **self._reply_bounds()))
+        refused = preferences.accept(text, rewrite, run.user_request)
+        run.info["preferences"] = {"count": len(wanted), "applied": refused is None, "reason": refused or ""}
+        log.info("preferences_applied", applied=refused is None, reason=refused or "", count=len(wanted))
+        return text if refused is not None else rewrite
 
     # ------------------------------------------------------------------------------------- primitives
 

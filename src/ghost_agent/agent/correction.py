@@ -22,6 +22,7 @@ from ghost_agent.agent.turn import Turn
 from ghost_agent.distill.trajectory import Outcome
 from ghost_agent.distill.user_correction import CorrectionVerdict, classify_user_correction
 from ghost_agent.logging import get_logger
+from ghost_agent.memory.preference import stated_preference
 
 log = get_logger("agent.correction")
 
@@ -114,6 +115,10 @@ class CorrectionStage:
             jaccard=round(verdict.jaccard, 3),
             lessons_retracted=retracted,
         )
+        preference = stated_preference(prior_user or recent.user_request, current)
+        if preference is not None:
+            # What the user just said they want applies to this very reply too (agent/preferences.py).
+            turn.state["preferences"] = [preference]
         event = CorrectionEvent(
             trajectory_id=recent.trajectory_id,
             session_id=recent.session_id,

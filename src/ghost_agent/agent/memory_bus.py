@@ -4,7 +4,10 @@ Only lessons this turn's session may see are retrieved: the ones it wrote and th
 (`SkillMemory.search(..., session=turn.session_id)`). The block is untrusted data (`lesson_notes`): the
 respond stage puts it in front of the last user message, never in a system message. Which lessons were shown
 is recorded in the trajectory (`extra["lessons_shown"]`), so a later analysis can credit or blame them, and
-their `uses` are bumped. A broken lesson store costs the turn its lessons, never the turn.
+their `uses` are bumped. A broken lesson store costs the turn its lessons, never the turn. Shown lessons that
+are a user's stated preference (`memory/preference.py`) are also kept as their quoted words
+(`turn_preferences`): the router sends such a turn to the agent and the answer-first turn applies them to its
+finished reply (`agent/preferences.py`).
 
 The selfhood wake-up prefix (`turn.state["selfhood_prefix"]`, `system_extra`) is set here too: the narrative
 the selfhood phase wrote, one capped line that goes in as system text after the byte-identical system prefix
@@ -20,6 +23,9 @@ from ghost_agent.agent.turn import Turn
 from ghost_agent.llm import wire
 from ghost_agent.logging import get_logger
 from ghost_agent.memory.bus import build_lessons_block, lesson_refs
+from ghost_agent.memory.preference import LESSON_SOURCE as PREFERENCE_SOURCE
+from ghost_agent.memory.preference import preference_text
+from ghost_agent.memory.sanitize import neutralize
 
 log = get_logger("agent.memory")
 
@@ -53,7 +59,12 @@ class MemoryStage:
         # only what fit in the bounded block counts as shown (credit and blame go to what the model saw)
         turn.state["memory_block"] = block.text
         turn.state["lessons_shown"] = lesson_refs(shown)
-        log.info("lessons_shown", request_id=turn.request_id, ids=[s.lesson.id for s in shown])
+        preferences = [text for s in shown if s.lesson.source == PREFERENCE_SOURCE
+                       and (text := preference_text(neutralize(s.lesson.solution)))]
+        if preferences:  # after any the correction stage found in this very message
+            turn.state["preferences"] = list(dict.fromkeys([*turn_preferences(turn), *preferences]))
+        log.info("lessons_shown", request_id=turn.request_id, ids=[s.lesson.id for s in shown],
+                 preferences=len(preferences))
 
 
 def wake_up_prefix(services: AgentServices) -> str:
@@ -67,6 +78,12 @@ def wake_up_prefix(services: AgentServices) -> str:
 def system_extra(turn: Turn) -> str:
     """The per-turn part of the system prompt: the selfhood prefix (may be empty). Never the lessons."""
     return str(turn.state.get("selfhood_prefix") or "")
+
+
+def turn_preferences(turn: Turn) -> list[str]:
+    """The user's stated preferences among this turn's shown lessons (their words, neutralized; may be [])."""
+    found = turn.state.get("preferences")
+    return [p for p in found if isinstance(p, str)] if isinstance(found, list) else []
 
 
 def lesson_notes(turn: Turn) -> str:

@@ -24,7 +24,7 @@ from ghost_agent.agent.choices import respond_choices
 from ghost_agent.agent.client_tools import ClientToolCalls, follow_up, wants_conversion
 from ghost_agent.agent.learn import lesson_from_recovery
 from ghost_agent.agent.loop import LoopConfig, LoopEvent, LoopResult, ToolLoop
-from ghost_agent.agent.memory_bus import lesson_notes, system_extra
+from ghost_agent.agent.memory_bus import lesson_notes, system_extra, turn_preferences
 from ghost_agent.agent.prompting import direct_messages
 from ghost_agent.agent.request_kind import RequestKind, classify
 from ghost_agent.agent.routing import takes_agent_path
@@ -172,7 +172,7 @@ class AgentTurn:
                     result = await AnswerFirst(services.backend, services.registry, self._check_config()).run(
                         list(turn.body.get("messages") or []), ctx, user_request=user_request,
                         extra_system=system_extra(turn), notes=lesson_notes(turn), client_body=turn.body,
-                        on_event=on_event, kind=kind,
+                        on_event=on_event, kind=kind, user_preferences=turn_preferences(turn),
                     )
                 else:
                     result = await self._loop(turn).run(

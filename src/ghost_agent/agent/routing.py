@@ -4,11 +4,14 @@ Requests carrying the client's own `tools` are passed through (the client runs t
 so they take the fast path with reason `client_tools`; so do requests with image, audio or file parts (reason
 `non_text_content`: only the model can read them). Otherwise the learned router decides, fail-safe to the
 agent when it is unsure; untrained, its prior decides (`router/prior.py`: conversation and facts fast, code,
-numbers and files to the agent); `--router always-agent|always-fast` forces a route and still reports p.
+numbers and files to the agent); `--router always-agent|always-fast` forces a route and still reports p. Unless
+forced, a turn shown one of this user's stated preferences goes to the agent (reason `user_preference`): the
+answer-first turn is what applies it to the reply.
 """
 
 from __future__ import annotations
 
+from ghost_agent.agent.memory_bus import turn_preferences
 from ghost_agent.agent.services import AgentServices
 from ghost_agent.agent.turn import Turn
 from ghost_agent.llm import content_parts
@@ -36,6 +39,9 @@ class RouterStage:
             }
         else:
             decision = self.services.router.dispatch(turn.body).to_dict()
+            if decision["decision"] == "fast" and decision["reason"] != "forced" and turn_preferences(turn):
+                # A stated preference of this user applies: only the agent path can make the reply follow it.
+                decision = {**decision, "decision": "agent", "reason": "user_preference", "confidence": None}
         turn.state["router"] = decision
         log.info(
             "router_decision",

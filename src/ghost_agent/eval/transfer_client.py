@@ -182,7 +182,9 @@ class HomeStore:
         return False
 
     def lesson_from(self, trajectory_id: str) -> tuple[str, str] | None:
-        """(lesson id, "task -> solution") of the live reflection lesson written from the trajectory, or None."""
+        """(lesson id, "task -> solution") of the live lesson a reflection wrote from the trajectory (a critique's
+        or the user's stated preference), or None."""
+        from ghost_agent.memory.preference import LESSON_SOURCE as PREFERENCE_SOURCE
         from ghost_agent.memory.store import SkillMemory, SkillMemoryError
 
         if not self.home.lessons_db.exists():
@@ -191,7 +193,7 @@ class HomeStore:
             with SkillMemory(self.home.lessons_db) as memory:
                 for lesson in memory.all():
                     sources = (lesson.source_trajectory_id, *lesson.merged_sources)
-                    if lesson.source == "reflection" and trajectory_id in sources:
+                    if lesson.source in ("reflection", PREFERENCE_SOURCE) and trajectory_id in sources:
                         return lesson.id, f"{lesson.task} -> {lesson.solution}"
         except SkillMemoryError as exc:
             log.warning("transfer_lesson_store_unreadable", error=str(exc))

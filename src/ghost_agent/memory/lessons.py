@@ -48,6 +48,23 @@ def lesson_tokens(text: object) -> list[str]:
     return list(seen)
 
 
+# Tokens that say a request is being made, not what it is about ("write", "give", "please", "user"), and
+# the words of the lessons' own frames ("requests like: ...", 'As the user put it: "..."'). A lesson that
+# shares only these with a request is not about it: "I write dates as DD/MM/YYYY" has nothing for "Write a
+# haiku". Relevance is computed without them (`relevance_tokens`); they still reach the full-text index.
+WEAK_TOKENS = frozenset(
+    "write make give get use show tell need want please request like user put answer reply help create find "
+    "provide suggest know just thing way".split()
+)
+
+
+def relevance_tokens(tokens: list[str]) -> list[str]:
+    """`tokens` without `WEAK_TOKENS` — unless that leaves nothing, then all of them (a request made only of
+    weak words can still match a lesson that uses them)."""
+    strong = [t for t in tokens if t not in WEAK_TOKENS]
+    return strong or tokens
+
+
 def _singular(token: str) -> str:
     # Deliberately tiny: plural "s" only. A real stemmer would have to run identically in SQL and Python,
     # and "parse"/"parsing" misses are cheaper than "pass"→"pa" false merges.
@@ -175,4 +192,13 @@ class LearnResult:
     merged_into: str | None = None
 
 
-__all__ = ["JSON", "STATUSES", "LearnResult", "Lesson", "ScoredLesson", "lesson_tokens"]
+__all__ = [
+    "JSON",
+    "STATUSES",
+    "WEAK_TOKENS",
+    "LearnResult",
+    "Lesson",
+    "ScoredLesson",
+    "lesson_tokens",
+    "relevance_tokens",
+]

@@ -37,7 +37,9 @@ from pathlib import Path
 from ghost_agent.distill.trajectory import parse_ts, utc_now_iso
 from ghost_agent.distill.user_correction import jaccard
 from ghost_agent.logging import get_logger
-from ghost_agent.memory.lessons import LearnResult, Lesson, ScoredLesson, lesson_tokens
+from ghost_agent.memory.lessons import LearnResult, Lesson, ScoredLesson, lesson_tokens, relevance_tokens
+from ghost_agent.memory.preference import LESSON_SOURCE as PREFERENCE_SOURCE
+from ghost_agent.memory.preference import preference_text
 from ghost_agent.memory.sanitize import (
     FIELD_CAPS,
     SESSION_CHARS,
@@ -361,12 +363,15 @@ class SkillMemory:
 
         The FTS query is an OR of the query's content tokens, each quoted, so FTS syntax in the request is
         inert. A hit must share at least one token with the query and cover at least `min_relevance` of the
-        query's (first `MAX_QUERY_TOKENS`) content tokens. Order: score descending, then id. Never writes.
+        query's (first `MAX_QUERY_TOKENS`) content tokens, counting only the ones that say what the request is
+        about (`relevance_tokens`: "write" or "please" alone relate nothing). A stated preference (source
+        "preference") may instead cover `min_relevance` of its own words: "I write dates as DD/MM/YYYY" is
+        about dates wherever a long request mentions one. Order: score descending, then id. Never writes.
         """
         terms = lesson_tokens(query)[:MAX_QUERY_TOKENS]
         if k <= 0 or not terms:
             return []
-        wanted = frozenset(terms)
+        wanted = frozenset(relevance_tokens(terms))
         where, params = f"lessons_fts MATCH ? AND {_LIVE}", [_fts_any(terms)]
         if session is not None:
             where += f" AND {_VISIBLE}"
@@ -380,10 +385,15 @@ class SkillMemory:
             ).fetchall()
             hits: list[ScoredLesson] = []
             for row in rows:
+                lesson = _row_lesson(row)
                 overlap = len(wanted & frozenset(row[-2].split()))
                 relevance = overlap / len(wanted)
+                keys = preference_keys(lesson)
+                if keys:  # a stated preference also counts by how much of it the request touches
+                    shared = len(keys & wanted)
+                    overlap, relevance = max(overlap, shared), max(relevance, shared / len(keys))
                 if overlap and relevance >= min_relevance:
-                    hits.append(ScoredLesson(_row_lesson(row), score=-float(row[-1]), relevance=relevance))
+                    hits.append(ScoredLesson(lesson, score=-float(row[-1]), relevance=relevance))
             hits.sort(key=lambda h: (-h.score, h.lesson.id))
             hits = hits[:k]
             return _with_sources(conn, hits)
@@ -533,6 +543,13 @@ def _sources(conn: sqlite3.Connection, ids: list[str]) -> dict[str, tuple[str, .
         ):
             out.setdefault(lesson_id, []).append(trajectory_id)
     return {k: tuple(v) for k, v in out.items()}
+
+
+def preference_keys(lesson: Lesson) -> frozenset[str]:
+    """The relevance tokens of a stated preference's words (empty for any other lesson)."""
+    if lesson.source != PREFERENCE_SOURCE:
+        return frozenset()
+    return frozenset(relevance_tokens(lesson_tokens(preference_text(lesson.solution) or "")))
 
 
 def _row_lesson(row: Sequence[object], merged_sources: tuple[str, ...] = ()) -> Lesson:

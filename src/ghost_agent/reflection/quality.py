@@ -139,6 +139,18 @@ def is_generic_task(task: str) -> bool:
             or len(lesson_tokens(text)) < MIN_TASK_TOKENS)
 
 
+def preference_task(task: str, source: Trajectory) -> str:
+    """The kind of task a stated-preference lesson is for: the whole request, clipped ("requests like: ..."),
+    led by the critique's `task` when that is specific and about this request (not generic, sharing a content
+    word with it). A small model's task is often its prompt's example or a neighbouring topic; the request
+    never is, and all of it is kept because the preference itself names the convention, not the subject
+    ("I use the 24-hour clock" has no "time"; the request "... What time should I put in my calendar?" has)."""
+    kind = "requests like: " + clean_field(" ".join((source.user_request or "").split()), REQUEST_KIND_CHARS)
+    if task and not is_generic_task(task) and set(lesson_tokens(task)) & set(lesson_tokens(source.user_request)):
+        return f"{task}; {kind}"
+    return kind
+
+
 def _sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_RE.split(text) if s and s.strip()]
 
@@ -206,4 +218,12 @@ def vet_lesson(draft: LessonDraft, source: Trajectory, *, transient: str | None 
     return Vetted(LessonDraft(task=task, mistake=mistake, solution=solution), "", tuple(notes))
 
 
-__all__ = ["MIN_TASK_TOKENS", "Vetted", "is_generic_task", "request_kind", "transient_failure", "vet_lesson"]
+__all__ = [
+    "MIN_TASK_TOKENS",
+    "Vetted",
+    "is_generic_task",
+    "preference_task",
+    "request_kind",
+    "transient_failure",
+    "vet_lesson",
+]

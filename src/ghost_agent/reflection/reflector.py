@@ -31,8 +31,10 @@ from ghost_agent.llm.base import BackendError, LLMBackend
 from ghost_agent.logging import get_logger
 from ghost_agent.mcts.parse import reply_text
 from ghost_agent.mcts.prompts import messages
+from ghost_agent.memory.preference import LESSON_SOURCE as PREFERENCE_SOURCE
+from ghost_agent.memory.preference import preference_solution, stated_preference
 from ghost_agent.reflection.parse import LessonDraft, NoLesson, parse_lesson
-from ghost_agent.reflection.quality import transient_failure, vet_lesson
+from ghost_agent.reflection.quality import preference_task, transient_failure, vet_lesson
 from ghost_agent.verifier import clip
 from ghost_agent.watchdog.gate import ModelPreempted
 
@@ -79,6 +81,7 @@ class ReflectionRecord:
     lesson: LessonDraft | None
     reflected_from: str
     session_id: str
+    lesson_source: str = "reflection"
 
 
 Sink = Callable[[ReflectionRecord], Awaitable[str | None]]
@@ -209,24 +212,23 @@ class Reflector:
         if transient is not None and not (correction and correction.strip()):
             return self._skip(traj, trigger, f"transient failure ({transient})", start)
         prompt = build_messages(traj, correction)
+        preference = stated_preference(traj.user_request, correction)
+        model: str | None = None
         try:
             raw, model = await self._critique(traj, prompt, wait=trigger != TRIGGER_BACKSTOP)
         except (ModelPreempted, asyncio.CancelledError):
             self.reflected.discard(traj.id)  # not reflected after all: a later pass (or path) may try again
             raise
         except TimeoutError:
-            return self._no_lesson(traj, trigger, f"timeout after {self.per_call_timeout_s:g}s", start)
+            if preference is None:
+                return self._no_lesson(traj, trigger, f"timeout after {self.per_call_timeout_s:g}s", start)
+            raw = ""  # the user's own words still make the lesson
         except BackendError as exc:
-            return self._no_lesson(traj, trigger, f"backend error {exc.status}: {exc.message}"[:300], start)
+            if preference is None:
+                return self._no_lesson(traj, trigger, f"backend error {exc.status}: {exc.message}"[:300], start)
+            raw = ""
         parsed = parse_lesson(raw)
-        lesson: LessonDraft | None = None
-        notes: tuple[str, ...] = ()
-        reason = ""
-        if isinstance(parsed, NoLesson):
-            reason = parsed.reason
-        else:
-            vetted = vet_lesson(parsed, traj, transient=transient)
-            lesson, reason, notes = vetted.lesson, vetted.reason, vetted.notes
+        lesson, reason, notes, lesson_source = self._lesson(parsed, traj, preference, transient)
         session = session_id or traj.session_id
         record = ReflectionRecord(
             trajectory=self._record(traj, prompt[-1]["content"], raw, model, lesson, reason, notes, correction,
@@ -234,6 +236,7 @@ class Reflector:
             lesson=lesson,
             reflected_from=traj.id,
             session_id=session,
+            lesson_source=lesson_source,
         )
         lesson_id = await self.sink(record) if self.sink is not None else None
         ms = (time.perf_counter() - start) * 1000.0
@@ -242,6 +245,24 @@ class Reflector:
                                   notes, ms)
         log.info("reflection", **result.to_dict(), reflection_id=record.trajectory.id)
         return result
+
+    @staticmethod
+    def _lesson(parsed: LessonDraft | NoLesson, traj: Trajectory, preference: str | None,
+                transient: str | None) -> tuple[LessonDraft | None, str, tuple[str, ...], str]:
+        """(lesson, no-lesson reason, quality notes, lesson source). A stated preference wins: the user said
+        what they wanted, and their words are the lesson; the critique then only names the kind of task, when
+        it names one that fits. The preference is vetted like any lesson (a user's "never run code" is no
+        global rule); when the rules leave nothing of it, the critique's own lesson is used."""
+        if preference is not None:
+            task = preference_task(parsed.task if isinstance(parsed, LessonDraft) else "", traj)
+            draft = LessonDraft(task, "", preference_solution(preference))
+            vetted = vet_lesson(draft, traj, transient=transient)
+            if vetted.lesson is not None:
+                return vetted.lesson, "", ("from the user's stated preference", *vetted.notes), PREFERENCE_SOURCE
+        if isinstance(parsed, NoLesson):
+            return None, parsed.reason, (), "reflection"
+        vetted = vet_lesson(parsed, traj, transient=transient)
+        return vetted.lesson, vetted.reason, vetted.notes, "reflection"
 
     async def _critique(
         self, traj: Trajectory, prompt: list[dict[str, str]], *, wait: bool

@@ -1,9 +1,10 @@
 """The composite sink: what closes the loop. A reflection is stored twice, and neither store may break it.
 
 1. its lesson → `SkillMemory.learn_lesson(task, mistake, solution, source_trajectory_id=reflected_from,
-   session_id=<the corrected turn's session>, source="reflection")`: provenance is the FAILED turn's id (not
-   the reflection's), so the lesson is retracted together with anything else that turn taught if it is ever
-   judged wrong again; the session decides who is shown it (the store's visibility rule);
+   session_id=<the corrected turn's session>, source=record.lesson_source)` ("reflection" for a critique's
+   lesson, "preference" for the user's stated preference, `memory/preference.py`): provenance is the
+   FAILED turn's id (not the reflection's), so the lesson is retracted together with anything else that turn
+   taught if it is ever judged wrong again; the session decides who is shown it (the store's visibility rule);
 2. the reflection itself → the trajectory store (source `reflection`, `extra.reflected_from`, and
    `extra.lesson_id` once the lesson is stored), which is also how the backstop knows after a restart that
    the failure was already reflected on.
@@ -50,7 +51,7 @@ class CompositeSink:
                 try:
                     result = await memory.alearn_lesson(
                         lesson.task, lesson.mistake, lesson.solution, source_trajectory_id=record.reflected_from,
-                        session_id=record.session_id, source=LESSON_SOURCE,
+                        session_id=record.session_id, source=record.lesson_source or LESSON_SOURCE,
                     )
                     lesson_id = result.lesson.id
                     record.trajectory.extra["lesson_id"] = lesson_id
