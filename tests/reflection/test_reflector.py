@@ -282,30 +282,19 @@ DATES = "When is the summer solstice in 2026? Just the date."
 DATES_FIX = "No, I write dates as DD/MM/YYYY. When is the summer solstice in 2026?"
 
 
-async def test_a_stated_preference_becomes_the_lesson_in_the_users_words(stores: Stores) -> None:
-    # the critique restates the wrong reply and names an unrelated kind of task: the user's words win
-    stores.llm.enqueue(critique("replying with a list of words", "gave the date", "The solstice is June 21, 2026."))
+async def test_a_stated_preference_becomes_the_lesson_in_the_users_words_without_a_critique(stores: Stores) -> None:
     traj = failed(DATES, "The summer solstice in 2026 is on June 21.", session="bob")
     result = await stores.reflector().reflect_one(traj, correction=DATES_FIX, session_id="bob")
-    assert result.status == "ok" and "from the user's stated preference" in result.notes
+    assert result.status == "ok" and "from the user's stated preference; no critique" in result.notes
+    assert stores.llm.requests == []  # the model was not asked: the user said what they wanted
     assert stores.memory is not None
     [lesson] = stores.memory.all()
     assert lesson.source == "preference" and lesson.source_trajectory_id == traj.id
     assert lesson.solution == 'As the user put it: "I write dates as DD/MM/YYYY."'
-    assert lesson.task.startswith("requests like: When is the summer solstice")  # the request's kind
+    assert lesson.task == f"requests like: {DATES}"  # the whole request
     found = stores.memory.search("What date is the winter solstice in 2027?", session="bob")
     assert [h.lesson.id for h in found] == [lesson.id]
     assert stores.memory.search("Write a haiku about autumn leaves", session="bob") == []
-
-
-async def test_a_stated_preference_is_stored_even_when_the_critique_times_out(stores: Stores) -> None:
-    stores.llm.enqueue(critique(delay_s=5.0))
-    result = await stores.reflector(per_call_timeout_s=0.05).reflect_one(failed(DATES, "June 21"),
-                                                                          correction=DATES_FIX)
-    assert result.status == "ok" and result.lesson is not None
-    assert result.lesson.solution.endswith('"I write dates as DD/MM/YYYY."')
-    [record] = stores.reflections()
-    assert record.extra["lesson_id"] == result.lesson_id and record.final_response == ""
 
 
 async def test_a_preference_that_only_bans_a_tool_falls_back_to_the_critique(stores: Stores) -> None:

@@ -139,16 +139,12 @@ def is_generic_task(task: str) -> bool:
             or len(lesson_tokens(text)) < MIN_TASK_TOKENS)
 
 
-def preference_task(task: str, source: Trajectory) -> str:
-    """The kind of task a stated-preference lesson is for: the whole request, clipped ("requests like: ..."),
-    led by the critique's `task` when that is specific and about this request (not generic, sharing a content
-    word with it). A small model's task is often its prompt's example or a neighbouring topic; the request
-    never is, and all of it is kept because the preference itself names the convention, not the subject
-    ("I use the 24-hour clock" has no "time"; the request "... What time should I put in my calendar?" has)."""
-    kind = "requests like: " + clean_field(" ".join((source.user_request or "").split()), REQUEST_KIND_CHARS)
-    if task and not is_generic_task(task) and set(lesson_tokens(task)) & set(lesson_tokens(source.user_request)):
-        return f"{task}; {kind}"
-    return kind
+def preference_task(source: Trajectory) -> str:
+    """The kind of task a stated-preference lesson is for: the whole request, clipped ("requests like: ...").
+    All of it, not its first sentence: the preference names the convention, not the subject ("I use the
+    24-hour clock" has no "time"; the request "My train leaves at half past two. What time should I put in my
+    calendar?" has)."""
+    return "requests like: " + clean_field(" ".join((source.user_request or "").split()), REQUEST_KIND_CHARS)
 
 
 def _sentences(text: str) -> list[str]:

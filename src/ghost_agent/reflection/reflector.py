@@ -8,6 +8,10 @@ comes first:
   reflected on yet, newest first, at most `limit` per pass. "Reflected" also means a reflection record on
   disk (`extra.reflected_from`), so a restart does not reflect the same failures again.
 
+When the user's correcting message states what they wanted ("No, I write dates as DD/MM/YYYY. ..."), their
+words are the lesson and no critique is asked for (`_preference_lesson`): stored in milliseconds, without the
+model. Otherwise the lesson comes from the critique.
+
 `reflect_one` adds the id to the set BEFORE its first await: a concurrent path that reaches the same
 trajectory while the critique is pending sees it and skips. The critique is one model call bounded by
 `per_call_timeout_s`; a timeout, a backend error, an unparseable reply or a lesson the quality rules reject
@@ -212,23 +216,19 @@ class Reflector:
         if transient is not None and not (correction and correction.strip()):
             return self._skip(traj, trigger, f"transient failure ({transient})", start)
         prompt = build_messages(traj, correction)
-        preference = stated_preference(traj.user_request, correction)
-        model: str | None = None
-        try:
-            raw, model = await self._critique(traj, prompt, wait=trigger != TRIGGER_BACKSTOP)
-        except (ModelPreempted, asyncio.CancelledError):
-            self.reflected.discard(traj.id)  # not reflected after all: a later pass (or path) may try again
-            raise
-        except TimeoutError:
-            if preference is None:
+        raw, model = "", None
+        lesson, reason, notes, lesson_source = self._preference_lesson(traj, correction, transient)
+        if lesson is None:
+            try:
+                raw, model = await self._critique(traj, prompt, wait=trigger != TRIGGER_BACKSTOP)
+            except (ModelPreempted, asyncio.CancelledError):
+                self.reflected.discard(traj.id)  # not reflected after all: a later pass (or path) may try again
+                raise
+            except TimeoutError:
                 return self._no_lesson(traj, trigger, f"timeout after {self.per_call_timeout_s:g}s", start)
-            raw = ""  # the user's own words still make the lesson
-        except BackendError as exc:
-            if preference is None:
+            except BackendError as exc:
                 return self._no_lesson(traj, trigger, f"backend error {exc.status}: {exc.message}"[:300], start)
-            raw = ""
-        parsed = parse_lesson(raw)
-        lesson, reason, notes, lesson_source = self._lesson(parsed, traj, preference, transient)
+            lesson, reason, notes, lesson_source = self._critique_lesson(parse_lesson(raw), traj, transient)
         session = session_id or traj.session_id
         record = ReflectionRecord(
             trajectory=self._record(traj, prompt[-1]["content"], raw, model, lesson, reason, notes, correction,
@@ -247,18 +247,30 @@ class Reflector:
         return result
 
     @staticmethod
-    def _lesson(parsed: LessonDraft | NoLesson, traj: Trajectory, preference: str | None,
-                transient: str | None) -> tuple[LessonDraft | None, str, tuple[str, ...], str]:
-        """(lesson, no-lesson reason, quality notes, lesson source). A stated preference wins: the user said
-        what they wanted, and their words are the lesson; the critique then only names the kind of task, when
-        it names one that fits. The preference is vetted like any lesson (a user's "never run code" is no
-        global rule); when the rules leave nothing of it, the critique's own lesson is used."""
-        if preference is not None:
-            task = preference_task(parsed.task if isinstance(parsed, LessonDraft) else "", traj)
-            draft = LessonDraft(task, "", preference_solution(preference))
-            vetted = vet_lesson(draft, traj, transient=transient)
-            if vetted.lesson is not None:
-                return vetted.lesson, "", ("from the user's stated preference", *vetted.notes), PREFERENCE_SOURCE
+    def _preference_lesson(traj: Trajectory, correction: str | None, transient: str | None
+                           ) -> tuple[LessonDraft | None, str, tuple[str, ...], str]:
+        """The lesson made of the user's stated preference (`memory/preference.py`), when their correcting
+        message states one and it passes the quality rules (a user's "never use python" is still no global
+        rule): (lesson, "", notes, "preference"); else (None, "", (), "").
+
+        Then there is no critique at all. The user said what they wanted, in words that are a better lesson
+        than a small model's critique (on the 1.5B, 4 of 8 critiques of such corrections restated the failed
+        reply), and no model call means the lesson is stored within milliseconds of the correction — before
+        the correcting turn's own reply — without taking the one model from the user."""
+        preference = stated_preference(traj.user_request, correction)
+        if preference is None:
+            return None, "", (), ""
+        draft = LessonDraft(preference_task(traj), "", preference_solution(preference))
+        vetted = vet_lesson(draft, traj, transient=transient)
+        if vetted.lesson is None:
+            return None, "", (), ""
+        return vetted.lesson, "", ("from the user's stated preference; no critique", *vetted.notes), \
+            PREFERENCE_SOURCE
+
+    @staticmethod
+    def _critique_lesson(parsed: LessonDraft | NoLesson, traj: Trajectory, transient: str | None
+                         ) -> tuple[LessonDraft | None, str, tuple[str, ...], str]:
+        """(lesson, no-lesson reason, quality notes, "reflection") from the critique's reply."""
         if isinstance(parsed, NoLesson):
             return None, parsed.reason, (), "reflection"
         vetted = vet_lesson(parsed, traj, transient=transient)
