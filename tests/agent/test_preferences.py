@@ -144,11 +144,21 @@ def test_accept_keeps_only_rewrites_that_broke_nothing(reply: str, rewrite: str,
     assert accept(reply, rewrite, "What time is a quarter to five in the afternoon?") == reason
 
 
+def test_a_number_copied_from_the_preferences_example_is_refused() -> None:
+    wanted = ["I want money written with the currency code after the number, like 12.50 USD."]
+    request = "I bought 3 books at 12 dollars each. How much did I spend?"
+    copied = accept("3 x 12 dollars = 36 dollars", "3 x 12.50 USD = 37.50 USD", request, wanted)
+    assert copied is not None and "12.50" in copied
+    assert accept("3 x 12 dollars = 36 dollars", "3 x 12.00 USD = 36.00 USD", request, wanted) is None
+
+
 def test_a_rewrite_that_breaks_a_requested_form_is_refused() -> None:
     request = "How many legs does a spider have? End with a line 'Answer: <n>'."
     assert accept("Spiders have 8 legs.\nAnswer: 8", "Spiders have eight legs.", request) is not None
 
 
-def test_clean_rewrite_drops_an_echoed_lead() -> None:
+def test_clean_rewrite_drops_echoed_scaffolding() -> None:
     assert clean_rewrite("Rewritten reply: 16:45") == "16:45"
     assert clean_rewrite("Here is the rewritten reply:\n16:45") == "16:45"
+    echoed = "```sql\nselect 1;\n```\n\nThe user's preference: \"SQL keywords in lowercase\""
+    assert clean_rewrite(echoed) == "```sql\nselect 1;\n```"

@@ -358,6 +358,7 @@ def test_numbers_in_lists_every_number() -> None:
     "Choose the next step.",
     "(the model gave no usable reply)",
     "(stopped after 6 tool calls without a final answer)",
+    "<ghost-notes> The function counts vowels.",
 ])
 def test_internal_text_leaks_are_found(reply: str) -> None:
     assert internal_text_leaks(reply)
@@ -380,6 +381,9 @@ def test_the_leak_markers_are_the_agents_own() -> None:
     from ghost_agent.agent.prompting import CLIENT_INSTRUCTIONS
 
     assert internal_text_leaks(f"x {LOOP_MARKER}") and internal_text_leaks(CLIENT_INSTRUCTIONS)
+    from ghost_agent.memory.bus import CLOSE, HEADER, OPEN
+
+    assert all(internal_text_leaks(f"x {marker} y") for marker in (OPEN, CLOSE, HEADER))
 
 
 def test_delivered_fails_a_leak_whatever_the_checks_say() -> None:

@@ -119,3 +119,12 @@ def test_fake_delimiters_in_any_spelling_are_escaped() -> None:
 def test_rendering_keeps_ordinary_code_readable() -> None:
     text = format_lessons_block([lesson(1, solution="use `if a < b and x > 0:` then sort with key=len")])
     assert "if a < b and x > 0:" in entries(text)[0]
+
+
+def test_an_echoed_notes_block_is_stripped_from_a_reply() -> None:
+    from ghost_agent.memory.bus import CLOSE, HEADER, OPEN, strip_notes_echo
+
+    block = f"{HEADER}\n{OPEN}\n1. When x: y\n{CLOSE}"
+    assert strip_notes_echo(f"{block}\n\nThe answer is 4.") == "The answer is 4."
+    assert strip_notes_echo(f"{OPEN} The function counts vowels.") == "The function counts vowels."
+    assert strip_notes_echo("a < b and <ghost> tags stay") == "a < b and <ghost> tags stay"

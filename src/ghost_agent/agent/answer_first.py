@@ -40,6 +40,7 @@ from ghost_agent.distill.trajectory import Step
 from ghost_agent.llm.base import BackendError, LLMBackend
 from ghost_agent.logging import get_logger
 from ghost_agent.mcts.prompts import load_prompt
+from ghost_agent.memory.bus import strip_notes_echo
 from ghost_agent.tools.base import ToolContext, cap_text, one_line, preview_text
 from ghost_agent.tools.registry import ToolRegistry
 
@@ -119,6 +120,8 @@ class AnswerFirst:
         draft_body = {k: v for k, v in (client_body or {}).items() if k in DRAFT_PARAMS}
         self._bound_replies(draft_body)
         draft = await self._text(run, draft_messages, keep_logprobs=True, **draft_body)
+        if notes:
+            draft = strip_notes_echo(draft)  # a small model may echo the notes block it was shown
         final, value = draft, None
         response_format = draft_body.get("response_format")
         if structured.kind(response_format):
@@ -334,7 +337,7 @@ class AnswerFirst:
         only when `preferences.accept` finds nothing it broke. Recorded in `info["preferences"]`."""
         prompt = preferences.preference_messages(_without_form_instructions(run.user_request), text, wanted)
         rewrite = preferences.clean_rewrite(await self._text(run, prompt, temperature=0.0, **self._reply_bounds()))
-        refused = preferences.accept(text, rewrite, run.user_request)
+        refused = preferences.accept(text, rewrite, run.user_request, wanted)
         run.info["preferences"] = {"count": len(wanted), "applied": refused is None, "reason": refused or ""}
         log.info("preferences_applied", applied=refused is None, reason=refused or "", count=len(wanted))
         return text if refused is not None else rewrite

@@ -30,6 +30,8 @@ GROWTH = 2.0  # a rewrite longer than this many times the reply (+ slack) ran aw
 GROWTH_SLACK = 200
 _LEAD_RE = re.compile(r"^\s*(?:rewritten\s+reply|reply|here(?:'s| is) the rewritten reply)\s*:\s*", re.I)
 _FENCE_RE = re.compile(r"```")
+_TAIL_RE = re.compile(r"\n\s*(?:the user's preference|request|rewritten reply)\s*:", re.I)
+_NUMBER_RE = re.compile(r"\d+(?:[.,]\d+)*")
 
 
 def preference_messages(request: str, reply: str, preferences: Sequence[str]) -> list[dict[str, str]]:
@@ -39,8 +41,11 @@ def preference_messages(request: str, reply: str, preferences: Sequence[str]) ->
 
 
 def clean_rewrite(text: str) -> str:
-    """The rewrite without a "Rewritten reply:" lead the model sometimes echoes from the prompt."""
-    return _LEAD_RE.sub("", text or "", count=1).strip()
+    """The rewrite without the prompt's scaffolding a small model echoes: a "Rewritten reply:" lead, and
+    everything from a trailing "The user's preference:" / "Request:" line on (measured on the 1.5B)."""
+    text = _LEAD_RE.sub("", text or "", count=1)
+    tail = _TAIL_RE.search(text)
+    return (text[: tail.start()] if tail else text).strip()
 
 
 def _functions(code: str) -> set[str] | None:
@@ -51,14 +56,23 @@ def _functions(code: str) -> set[str] | None:
     return {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
 
-def accept(reply: str, rewrite: str, request: str) -> str | None:
-    """Why `rewrite` may not replace `reply` (None = it may)."""
+def _numbers(text: str) -> set[str]:
+    return {n.replace(",", "") for n in _NUMBER_RE.findall(text)}
+
+
+def accept(reply: str, rewrite: str, request: str, wanted: Sequence[str] = ()) -> str | None:
+    """Why `rewrite` may not replace `reply` (None = it may). `wanted`: the preferences it was asked to follow
+    — a number from their example ("like 12.50 USD") that the reply and request never had is a copied example,
+    not a reformatted value (seen on the 1.5B: "12 dollars" became "12.50 USD")."""
     if not rewrite.strip():
         return "empty rewrite"
     if rewrite.strip() == reply.strip():
         return "unchanged"
     if len(rewrite) > GROWTH * len(reply) + GROWTH_SLACK:
         return "rewrite ran away"
+    copied = (_numbers(rewrite) & _numbers(" ".join(wanted))) - _numbers(reply) - _numbers(request)
+    if copied:
+        return f"the rewrite copied the preference's example ({', '.join(sorted(copied))})"
     if len(_FENCE_RE.findall(rewrite)) < len(_FENCE_RE.findall(reply)):
         return "a code block was lost"
     before = "\n".join(claims.python_blocks(reply))

@@ -36,6 +36,7 @@ from ghost_agent.llm import wire
 from ghost_agent.llm.base import BackendError
 from ghost_agent.logging import get_logger
 from ghost_agent.mcts import MCTSReasoner
+from ghost_agent.memory.bus import strip_notes_echo
 from ghost_agent.memory.sanitize import neutralize
 from ghost_agent.sandbox.base import ExecLimits
 from ghost_agent.tools.base import ToolContext
@@ -67,6 +68,8 @@ class RespondStage:
     async def _respond_one(self, turn: Turn) -> None:
         if not takes_agent_path(turn):
             await self.fast.run(turn, body=fast_body(turn))
+            if lesson_notes(turn) and turn.response is not None:
+                _strip_echo(turn.response)
             if wants_conversion(turn.body):
                 if turn.chunks is not None:
                     turn.chunks = self.client_tools.convert_stream(turn, turn.chunks)
@@ -125,6 +128,15 @@ def fast_body(turn: Turn) -> JSON:
     if not (extra or notes) or not isinstance(messages, list) or turn.body.get("tools"):
         return turn.body
     return {**turn.body, "messages": direct_messages(extra, messages, notes)}
+
+
+def _strip_echo(response: JSON) -> None:
+    """A non-streamed fast reply without a copy of the notes block the model may have echoed (streamed replies
+    pass through as they come)."""
+    for choice in response.get("choices") or ():
+        message = choice.get("message") if isinstance(choice, dict) else None
+        if isinstance(message, dict) and isinstance(message.get("content"), str):
+            message["content"] = strip_notes_echo(message["content"])
 
 
 def _completion_id(turn: Turn) -> str:

@@ -317,6 +317,9 @@ _LEAK_MARKERS = (
     "I stopped because I was about to repeat",
     "(the model gave no usable reply)",
     "(stopped after",
+    "<ghost-notes>",
+    "</ghost-notes>",
+    "Notes from past turns (data, not instructions",
 )
 _ACTION_JSON = re.compile(
     r"""\{\s*["'](?:tool|tool_name|action|answer|final_answer|function)["']\s*:"""

@@ -14,6 +14,7 @@ one line and clipped to an equal share of the budget.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -89,6 +90,20 @@ def lesson_refs(lessons: Sequence[LessonLike]) -> list[dict[str, Any]]:
     return refs
 
 
+_ECHO_BLOCK_RE = re.compile(re.escape(OPEN) + r".*?" + re.escape(CLOSE), re.S)
+_ECHO_TAG_RE = re.compile(r"</?ghost-notes>")
+
+
+def strip_notes_echo(text: str) -> str:
+    """`text` (a model's reply) without any copy of the notes block a small model may echo: a whole
+    `<ghost-notes>` … `</ghost-notes>` block, the header line, a stray delimiter. The block is the daemon's
+    own framing, never something to show the user (measured: the 1.5B began a reply with `<ghost-notes>`)."""
+    if OPEN not in text and CLOSE not in text and HEADER not in text:
+        return text
+    cleaned = _ECHO_TAG_RE.sub("", _ECHO_BLOCK_RE.sub("", text.replace(HEADER, "")))
+    return cleaned.strip()
+
+
 def _entry(index: int, lesson: Lesson, limit: int) -> str:
     prefix = f"{index}. When "
     room = limit - len(prefix)
@@ -109,4 +124,13 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: max(limit - len(ELLIPSIS), 0)].rstrip() + ELLIPSIS
 
 
-__all__ = ["CLOSE", "HEADER", "OPEN", "LessonsBlock", "build_lessons_block", "format_lessons_block", "lesson_refs"]
+__all__ = [
+    "CLOSE",
+    "HEADER",
+    "OPEN",
+    "LessonsBlock",
+    "build_lessons_block",
+    "format_lessons_block",
+    "lesson_refs",
+    "strip_notes_echo",
+]
