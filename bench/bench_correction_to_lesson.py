@@ -1,12 +1,15 @@
 """Correction → lesson stored: how soon a user's "no, ..." becomes a lesson the next turn can be shown.
 
-    python bench/bench_correction_to_lesson.py [--rounds 40] [--warmup 3]
+    python bench/bench_correction_to_lesson.py [--rounds 40] [--warmup 3] [--kind critique|preference|both]
 
 The daemon runs under a real uvicorn on a loopback port in front of the scripted fake upstream (also on a
 loopback port, answering instantly), with a temporary GHOST_HOME: real trajectory store, corrections sidecar
 and lesson store. Each round is a fresh session: turn 1 (a three-word request), then the correction ("no, ..."
 + a rephrase) — the daemon marks turn 1 FAILED, retracts its lessons and schedules the reflection, whose
-critique the fake upstream answers with a lesson. Timed per round, from the moment the correction is sent:
+critique the fake upstream answers with a lesson. `--kind preference` corrections also state what the user
+wants ("no, I want the words in capitals. ..."): their lesson is the user's words, stored with no critique
+call (the fake upstream would answer one with an error). Timed per round, from the moment the correction is
+sent:
 
   reply           the correcting turn's reply (the user never waits for the reflection)
   lesson stored   the reflection's lesson visible in the lesson store (polled every 2 ms from this process)
@@ -52,18 +55,22 @@ def lesson_stored(db: sqlite3.Connection, trajectory_id: str) -> bool:
     return row is not None
 
 
-def one_round(client: httpx.Client, llm: ScriptedBackend, db: sqlite3.Connection, rng: random.Random, n: int
-              ) -> tuple[float, float]:
+def one_round(client: httpx.Client, llm: ScriptedBackend, db: sqlite3.Connection, rng: random.Random, n: int,
+              kind: str) -> tuple[float, float]:
     """(reply ms, lesson-stored ms) for one correction, both from the moment the correction is sent."""
     a, b, c, d = rng.sample(WORDS, 4)
     request = f"Reply with three words exactly: {a} {b} {c}"
-    correction = f"no, reply with three words exactly: {a} {b} {d}"
     first_reply = f"Sure! {a} {b} {c}"
-    headers = {"x-ghost-session-id": f"bench-{n}"}
-    lesson = {"task": f"replying with exactly three given words like {a} {b}",
-              "mistake": f"added words around {c}", "solution": f"Reply with exactly {a} {b} {d} and nothing else."}
-    llm.enqueue(ScriptedReply(content=first_reply), ScriptedReply(content=f"{a} {b} {d}"),
-                ScriptedReply(content=json.dumps(lesson)))
+    headers = {"x-ghost-session-id": f"bench-{kind}-{n}"}
+    if kind == "preference":
+        correction = f"no, I want the words in capitals and nothing else. Reply with three words exactly: {a} {b} {c}"
+        llm.enqueue(ScriptedReply(content=first_reply), ScriptedReply(content=f"{a} {b} {c}".upper()))
+    else:
+        correction = f"no, reply with three words exactly: {a} {b} {d}"
+        lesson = {"task": f"replying with exactly three given words like {a} {b}", "mistake": f"added words around {c}",
+                  "solution": f"Reply with exactly {a} {b} {d} and nothing else."}
+        llm.enqueue(ScriptedReply(content=first_reply), ScriptedReply(content=f"{a} {b} {d}"),
+                    ScriptedReply(content=json.dumps(lesson)))
     first = client.post("/v1/chat/completions", headers=headers,
                         json={"model": "m", "messages": [{"role": "user", "content": request}]})
     first.raise_for_status()
@@ -88,7 +95,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=40)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--kind", choices=("critique", "preference", "both"), default="both",
+                        help="corrections that only rephrase (critique), that state a preference, or both")
     args = parser.parse_args()
+    kinds = ("critique", "preference") if args.kind == "both" else (args.kind,)
     rng = random.Random(args.seed)
     llm = ScriptedBackend(model="upstream-model", default="error")
     with tempfile.TemporaryDirectory() as tmp, serve_in_thread(FakeOpenAIServer(llm)) as upstream:
@@ -98,24 +108,26 @@ def main() -> None:
         try:
             with serve_in_thread(app) as url, httpx.Client(base_url=url, timeout=30, trust_env=False) as client:
                 db = sqlite3.connect(f"file:{GhostHome(settings.home).lessons_db}?mode=ro", uri=True)
-                replies: list[float] = []
-                lessons: list[float] = []
+                replies: dict[str, list[float]] = {k: [] for k in kinds}
+                lessons: dict[str, list[float]] = {k: [] for k in kinds}
                 for n in range(args.warmup + args.rounds):
-                    reply_ms, lesson_ms = one_round(client, llm, db, rng, n)
-                    if n >= args.warmup:
-                        replies.append(reply_ms)
-                        lessons.append(lesson_ms)
+                    for kind in kinds:  # alternated, so a slow stretch of the machine hits both alike
+                        reply_ms, lesson_ms = one_round(client, llm, db, rng, n, kind)
+                        if n >= args.warmup:
+                            replies[kind].append(reply_ms)
+                            lessons[kind].append(lesson_ms)
                 db.close()
         finally:
             structlog.reset_defaults()
     print(f"# correction -> lesson stored, scripted upstream over loopback HTTP, {args.rounds} rounds "
           f"({args.warmup} warm-up rounds not counted)")
-    for label, values, target in (
-        ("correcting turn's reply", replies, ""),
-        ("correction -> lesson stored", lessons, "(target p50 <= 100 ms)"),
-    ):
-        print(f"{label:28s}: p50 {statistics.median(values):7.1f} ms  p90 {percentile(values, .9):7.1f} ms  "
-              f"max {max(values):7.1f} ms  {target}")
+    for kind in kinds:
+        for label, values, target in (
+            (f"{kind}: correcting reply", replies[kind], ""),
+            (f"{kind}: -> lesson stored", lessons[kind], "(target p50 <= 100 ms)"),
+        ):
+            print(f"{label:34s}: p50 {statistics.median(values):7.1f} ms  p90 {percentile(values, .9):7.1f} ms  "
+                  f"max {max(values):7.1f} ms  {target}")
 
 
 if __name__ == "__main__":
