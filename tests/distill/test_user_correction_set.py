@@ -3,9 +3,10 @@ recall floors for the cue scorer on each split. Both detectors are deterministic
 tests, not benchmarks; `bench/bench_correction_detector.py` prints the full table.
 
 The floors sit at (or just under) the measured figures. Held-out batch a meets the issue's 0.9 / 0.9 target.
-Batches b–e were each run once when written (their first-run figures are in the README) and then developed on,
-so they are dev: batch e (first run P 0.750 / R 0.173, then P 0.950 / R 0.731 with the contradiction signal) is
-now caught in full, which says nothing about unseen text — the next blind batch does.
+Batches b–f were each run once when written (their first-run figures are in the README) and then developed on,
+so they are dev: batch f (written blind, first run P 0.979 / R 0.767) was tuned on in the round that built the
+form, tone and thanks signals and is now nearly caught in full, which says nothing about unseen text — the next
+blind batch does.
 """
 
 from __future__ import annotations
@@ -69,6 +70,8 @@ def test_the_set_is_large_balanced_and_well_formed() -> None:
     for split in ("dev", "heldout"):
         assert min(labels[split, True], labels[split, False]) >= 0.4 * (labels[split, True] + labels[split, False])
     assert len(rows("heldout")) >= 80  # batch a's held-out part; new batches join it blind
+    # b–f were each tuned on after their first run; g (written blind) has had its one run
+    assert {ex["batch"] for ex in rows("heldout")} == {"a", "g"}
 
 
 def test_the_set_covers_the_shapes_the_issue_names() -> None:
@@ -96,26 +99,36 @@ def test_batch_e_is_now_dev_and_caught_without_false_alarms() -> None:
     assert recall >= 0.98 and false_alarms == 0
 
 
-@pytest.mark.parametrize(("batch", "floor"), [("b", 0.93), ("c", 0.94), ("d", 0.9)])
+@pytest.mark.parametrize(("batch", "floor"), [("b", 0.96), ("c", 0.97), ("d", 0.92)])
 def test_the_earlier_adversarial_batches_hold(batch: str, floor: float) -> None:
-    # Measured R 0.938 (b), 0.943 (c), 0.900 (d); no false alarms in any.
+    # Measured R 0.969 (b), 0.971 (c), 0.925 (d); no false alarms in any.
     precision, recall, false_alarms = precision_recall(rows("dev", batch))
     assert recall >= floor and false_alarms == 0
 
 
-def test_held_out_batch_f_written_blind_does_not_regress() -> None:
-    # Batch f was written by someone who never saw the detector, and run once after it was frozen:
-    # P 0.979, R 0.767 (46 of 60, 1 false alarm). The detector before this round: P 0.977, R 0.717.
-    precision, recall, false_alarms = precision_recall(rows("heldout", "f"))
-    assert precision >= 0.97 and recall >= 0.76 and false_alarms <= 1
+def test_batch_f_is_now_dev_and_caught_without_false_alarms() -> None:
+    # Batch f was written by someone who never saw the detector and run once, blind: P 0.979, R 0.767 (46 of 60,
+    # 1 false alarm: "danke!"). Tuned on since: P 1.000, R 0.983 (59 of 60; the miss needs knowledge: "Dinners
+    # with no meat or fish in them, please." after a list with chicken and salmon).
+    assert all(ex["split"] == "dev" for ex in EXAMPLES if ex["batch"] == "f")
+    precision, recall, false_alarms = precision_recall(rows("dev", "f"))
+    assert recall >= 0.98 and false_alarms == 0
+
+
+def test_held_out_batch_g_written_blind_does_not_regress() -> None:
+    # Batch g was written by someone who never saw the detector, and run once after the round on f was frozen:
+    # P 1.000, R 0.517 (31 of 60, no false alarm). 8 of its 60 corrections are format wishes the request never
+    # stated ("as a table please"), which the labelling rule calls refinements; without them R is 31/52 = 0.596.
+    precision, recall, false_alarms = precision_recall(rows("heldout", "g"))
+    assert precision >= 0.99 and recall >= 0.5 and false_alarms == 0
 
 
 def test_all_held_out_and_dev() -> None:
-    # Measured: held-out batch a P 1.000, R 1.000; dev (a–e, 469) P 1.000, R 0.966.
+    # Measured: held-out batch a P 1.000, R 1.000; dev (a–f, 589) P 1.000, R 0.980.
     precision, recall, false_alarms = precision_recall(rows("heldout", "a"))
     assert precision >= 0.99 and recall >= 0.97 and false_alarms == 0
     precision, recall, false_alarms = precision_recall(rows("dev"))
-    assert recall >= 0.96 and false_alarms == 0
+    assert recall >= 0.975 and false_alarms == 0
 
 
 def test_the_legacy_rule_is_kept_and_misses_almost_everything() -> None:

@@ -174,9 +174,10 @@ CUES: tuple[Cue, ...] = (
     _cue(
         "omission",
         1.0,
-        r"\byou(?: (?:just|still|also|completely|totally))? (?:forgot|missed|left out|skipped|ignored|omitted|dropped"
-        r"|didn'?t|did not|never|haven'?t|have not|mixed|confused|swapped|misplaced|misspelled|miscounted"
-        r"|miscalculated|misread|misunderstood|misunderstand|misinterpreted|got (?:it|that|this|them|the \w+)"
+        r"\byou(?:'ve| have)?(?: (?:just|still|also|completely|totally))? (?:forgot|missed|left out|skipped|ignored"
+        r"|omitted|dropped|didn'?t|did not|never|haven'?t|have not|mixed|confused|swapped|misplaced|misspelled"
+        r"|miscounted|miscalculated|misread"
+        r"|misunderstood|misunderstand|misinterpreted|got (?:it|that|this|them|the \w+)"
         r" (?:wrong|backwards|mixed up|reversed))\b"
         r"|\b(?:is|are|'s) (?:still )?missing\b|\bmixed (?:them|it|those|these) up\b"
         r"|" + LEAD + r"(?:still )?missing (?:the|a|an|its|your)\b",
@@ -280,6 +281,13 @@ CUES: tuple[Cue, ...] = (
         r"[a-z0-9_]+ not (?:the |a |an )?(?!" + NOT_BENIGN + r"\b)[a-z0-9_]+\b",
         needles="not",
     ),
+    # "should be 'He and I go to school'": what the answer should have said, quoted.
+    _cue(
+        "should_be_quoted",
+        1.0,
+        LEAD + r"(?:(?:it|that|this|the \w+) )?should(?:'ve| have)? (?:be|say|read|have said)[:,]? ['\"`]\w",
+        needles="should",
+    ),
     _cue(
         "should_be",
         0.5,
@@ -298,7 +306,7 @@ CUES: tuple[Cue, ...] = (
     _cue(
         "hedge_thought",
         0.5,
-        r"\bi thought (?:it|that|this|they)(?:'s| was| is| were)\b",
+        r"\bi thought (?:it|that|this|they|(?:an? |the )?[\w-]+)(?:'s| was| is| were| are)\b",
         in_questions=True,
         needles="thought",
     ),

@@ -19,6 +19,14 @@ context-dependent ones below, and is a correction when the score reaches `CORREC
   ("no parentheses"), an empty result reported ("returns False with that"), a second right answer where the reply
   claimed the only one ("cacti is fine too?"), code offered in the reply's place ("use getFullYear()"); and the
   request's own words insisted on ("one word please");
+* cues that read how the follow-up relates to the request's form and to how it is said (`user_correction_form`,
+  `user_correction_tone`): a form or count the request stated and the reply broke, asked for again ("bullets,
+  please", "The whole plot in a single sentence.", "I count five there"); sarcasm ("…, genius, not the price",
+  "X borders Y now? Since when?"), which also lifts the praise guard; the request's word shouted ("DOWN to 2"); an
+  omission without "you" ("forgot to make the area code optional"); "not what -p does"; "I don't think
+  text-align moves the div"; the reply's code said never to work ("= NULL is never true"); "AM not PM";
+* thanks in any language ("danke!", "merci beaucoup") is never a correction, and inside a message counts as praise
+  — unless the exchange is about the word itself ("Translate 'thank you' to German");
 * a concession or a defect's name that only closes a plain remark ("… lower up in the mountains though", "Nasty
   bug, that one"), a closing acknowledgement ("Not Sydney, noted"), a "…, not Y" where Y is the request's word
   and the statement is about something else ("Caesar was a dictator, not emperor"), and behaviour reported for
@@ -39,14 +47,29 @@ from __future__ import annotations
 import re
 
 from ghost_agent.distill.correction_cues import CUES, LEAD, NOT_BENIGN, CueHit, normalize
-from ghost_agent.distill.user_correction_contradiction import contradiction
+from ghost_agent.distill.user_correction_contradiction import contradiction, converts_answer
 from ghost_agent.distill.user_correction_exchange import content, describes_own_setup, subject_in_exchange, words_of
+from ghost_agent.distill.user_correction_form import form_wish
 from ghost_agent.distill.user_correction_relations import (
     also_valid,
     empty_result,
     replacement,
     restates_action,
     syntax_mention,
+)
+from ghost_agent.distill.user_correction_tone import (
+    THANKS_RE,
+    doubted_echo,
+    doubted_element,
+    faulted_code,
+    foreign_thanks_in,
+    not_what_it_does,
+    only_thanks,
+    sarcasm,
+    shouted,
+    stressed_claim,
+    subjectless_omission,
+    swapped_term,
 )
 
 CORRECTION_SCORE_THRESHOLD = 1.0
@@ -122,7 +145,7 @@ _QUESTION_WORDS = frozenset(
 )
 
 
-def _bare_claim(norm: str, on_topic: bool) -> CueHit | None:
+def _bare_claim(norm: str, on_topic: bool, foreign_thanks: bool = False) -> CueHit | None:
     """A short statement about the answer's topic that asks for nothing and praises nothing ("it's 5050",
     "Haikus have 3 lines."): half a correction, so it needs one more cue ("3600 not 360", "… though")."""
     if "?" in norm or len(norm.split()) > BARE_CLAIM_MAX_WORDS:
@@ -130,7 +153,9 @@ def _bare_claim(norm: str, on_topic: bool) -> CueHit | None:
     opener = re.match(r"[\W_]*([a-z']+) [a-z0-9]", norm)  # "how do I …" but not "WHAT. that deletes …"
     if opener is not None and opener.group(1) in _QUESTION_WORDS:  # a question typed without "?"
         return None
-    if _REQUEST_OPENER.match(norm) or _OWN_CONTEXT.search(norm) or _POSITIVE.search(norm) or _INFERENCE.search(norm):
+    if _REQUEST_OPENER.match(norm) or _OWN_CONTEXT.search(norm) or _INFERENCE.search(norm):
+        return None
+    if _positive(norm, foreign_thanks):  # praise, or thanks in any language
         return None
     if _ADDED.search(norm):
         return None  # "… a double bass has four too": adds to the answer
@@ -216,13 +241,17 @@ def _leading_actually(norm: str) -> CueHit | None:
     m = _ACTUALLY_LEAD.match(norm)
     if m is None:
         trail = _ACTUALLY_TRAIL.match(norm)
-        return CueHit("actually", 1.0, "actually") if trail else None
+        if trail is None or _OWN_CONTEXT.search(norm):
+            return None  # "I'm on a Mac actually": the user's own setup, added
+        return CueHit("actually", 1.0, "actually")
     rest = norm[m.end() :]
     if not rest or _ACTUALLY_NEW.search(rest) or _ACTUALLY_PRAISE.match(rest):
         return None
     return CueHit("actually", 1.0, "actually", lead=True)
 
 
+# Thanks in another language opening the message ("danke, jetzt …"), as "thanks" opens `_PRAISE_LEAD`.
+_FOREIGN_THANKS_LEAD = re.compile(LEAD + r"(?:" + THANKS_RE.pattern + r")(?![\s,.!-]*but\b)")
 _GUARDS = (_PRAISE_LEAD, _ASIDE, _ACCEPTANCE, _REACTION_TAIL)
 # "And for None …", "but with an empty list …": a statement about another input than the one the reply handled.
 _OTHER_CASE = re.compile(LEAD + r"(?:and|also|but|what about|how about) (?:for|with|if|when|on) ")
@@ -252,12 +281,18 @@ def _restated_constraint(norm: str, prior_request: str) -> CueHit | None:
 _INNER_NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w'-]*")
 
 
-def _praises(current: str) -> bool:
+def _praises(current: str, foreign_thanks: bool = False) -> bool:
     """Praise or thanks in the message — not inside a name, and not laughter after a statement ("three lol")."""
     text = normalize(_INNER_NAME.sub(" ", current.strip()))
     if _LAUGH_TAIL.search(text) and len(text.split()) > 1:
         text = _LAUGH_TAIL.sub("", text)
-    return _POSITIVE.search(text) is not None
+    return _positive(text, foreign_thanks)
+
+
+def _positive(norm: str, foreign_thanks: bool = False) -> bool:
+    """Praise or thanks, in English or (`foreign_thanks`: the message holds it) in another language ("merci, c'est
+    parfait")."""
+    return _POSITIVE.search(norm) is not None or foreign_thanks
 
 
 _LAUGH_TAIL = re.compile(r"\s+(?:lol|lmao|haha|hah|rofl)[.!]*$")
@@ -272,6 +307,10 @@ def _denies_reply(norm: str, at: int, prior_request: str, reply_norm: str) -> bo
         return True
     head = _said(" ".join(norm.split()[:2]))
     return not denied <= _said(normalize(prior_request)) or bool(head & reply_words)
+
+
+_CONVERSION_CUES = frozenset({"bare_claim", "identifies_answer", "terse_identification", "counter_figure"})
+_TIMES = re.compile(r"[\d,.]*\s*(?:times|x)\b")  # "about 100,000 times the weight of …": a factor, no figure
 
 
 def _figure_is_new(match_text: str, reply_norm: str) -> bool:
@@ -294,34 +333,46 @@ def score_cues(
     (`user_correction_contradiction`).
     """
     norm = normalize(current)
-    if not norm:
-        return 0.0, ()
+    if not norm or only_thanks(current):
+        return 0.0, ()  # "danke!", "merci beaucoup": thanks in any language is never a correction
     reply_norm = normalize(prior_reply) if prior_reply else ""
     asked = reply_asks(reply_norm)
     question = is_question(norm)
+    # "danke" is thanks, unless the exchange is about the word ("Translate 'thank you' to German" → "it's danke").
+    thanked = foreign_thanks_in(norm)
+    foreign_thanks = bool(thanked) and "thank" not in prior_request.lower()
+    foreign_thanks = foreign_thanks and not any(w in reply_norm for w in thanked)
+    # Sarcasm turns praise around ("wow, …, genius, not the price"): the praise guard does not hold after it.
+    hits: list[CueHit] = sarcasm(norm, reply_norm)
+    sarcastic = bool(hits)
     # After praise ("Great, now …") or an aside ("…, by the way") only the explicit verdicts count; so too when
     # the message describes the user's own setup ("It's a conda environment actually", "It says 3.9.7").
-    guarded = any(p.search(norm) is not None for p in _GUARDS) or describes_own_setup(
-        norm, normalize(prior_request), reply_norm
+    guarded = not sarcastic and (
+        any(p.search(norm) is not None for p in _GUARDS)
+        or foreign_thanks and _FOREIGN_THANKS_LEAD.match(norm) is not None
+        or describes_own_setup(norm, normalize(prior_request), reply_norm)
     )
-    hits: list[CueHit] = []
-    reads_behaviour = False
+    if not asked and (shout := shouted(current, prior_request, prior_reply)) is not None:
+        hits.append(shout)  # "DOWN to 2": insisting on the request's word counts even after "great, now …"
+    reads_behaviour, counter = False, None
     if not guarded:
         for lead_hit in (_leading_no(norm, asked), _leading_not(norm, asked, question), _leading_actually(norm)):
             if lead_hit is not None:
                 hits.append(lead_hit)
-        counter = None
-        if prior_reply and not question and not _REQUEST_OPENER.match(norm) and not _praises(current):
+        praised = not sarcastic and _praises(current, foreign_thanks)
+        if prior_reply and not question and not _REQUEST_OPENER.match(norm) and not praised:
             counter = contradiction(current, prior_request, prior_reply)
         # The contradiction is a finer reading of the same short statement: it replaces the bare claim.
-        claim = counter if counter is not None else None if asked else _bare_claim(norm, on_topic)
+        claim = counter if counter is not None else None if asked else _bare_claim(norm, on_topic, foreign_thanks)
         # The contradiction reads the same statement as `reply_behaviour` ("It returns 0"), or the statement is the
         # reply's own action in other words ("It shows dotfiles" after "It lists all files").
         reads_behaviour = counter is not None or restates_action(norm, reply_norm)
         if claim is not None:
             hits.append(claim)
         if prior_reply and not asked:
-            hits.extend(_reply_cues(norm, reply_norm, prior_request, question))
+            hits.extend(_reply_cues(norm, prior_reply, reply_norm, prior_request, question))
+        if claim is not None and (stress := stressed_claim(current)) is not None:
+            hits.append(stress)  # "almonds ARE nuts": a claim, stressed against the reply
     for cue in CUES:
         if guarded and not cue.strong:
             continue
@@ -337,20 +388,36 @@ def score_cues(
             continue  # "Caesar was a dictator, not emperor": the "not" is about the request's word
         if cue.name == "counter_figure" and not (
             _figure_is_new(m.group(0), reply_norm)
+            and not _TIMES.match(norm, m.end())
             and subject_in_exchange(norm[: m.start()], normalize(prior_request), reply_norm)
         ):
             continue  # a figure the reply gave, or one about something else ("Bass guitars have 4")
         hits.append(CueHit(cue.name, cue.weight, m.group(0).strip(" ,.;:!?"), lead=cue.lead))
     hits = _drop_remarks(hits, norm)
+    if counter is None and any(h.name in _CONVERSION_CUES for h in hits) and converts_answer(
+        current, prior_request, prior_reply
+    ):
+        hits = [h for h in hits if h.name not in _CONVERSION_CUES]  # "that's about 1,083 feet": the answer, converted
     return sum(h.weight for h in hits), tuple(hits)
 
 
-def _reply_cues(norm: str, reply_norm: str, prior_request: str, question: bool) -> list[CueHit]:
-    """The cues that read the follow-up against the reply (`user_correction_relations`) or the request."""
+def _reply_cues(norm: str, reply: str, reply_norm: str, prior_request: str, question: bool) -> list[CueHit]:
+    """The cues that read the follow-up against the reply (`user_correction_relations`, `user_correction_tone`,
+    `user_correction_form`) or the request."""
+    request_norm = normalize(prior_request)
     found = [syntax_mention(norm, reply_norm), empty_result(norm, reply_norm), replacement(norm, reply_norm)]
     if question:
         found = []
     found += [also_valid(norm, reply_norm), _restated_constraint(norm, prior_request)]
+    found += [
+        form_wish(norm, request_norm, reply),
+        subjectless_omission(norm, request_norm, reply_norm),
+        not_what_it_does(norm, request_norm, reply_norm),
+        doubted_element(norm, reply_norm),
+        faulted_code(norm, reply_norm, reply),
+        doubted_echo(norm, request_norm, reply_norm),
+        swapped_term(norm, request_norm, reply_norm),
+    ]
     return [hit for hit in found if hit is not None]
 
 

@@ -37,6 +37,7 @@ strong (1.0)
 * `comparison` — "X is bigger" / "X came first" / "X beat Y", on the property the exchange compared on, with a
   winner the reply did not name ("the Volga is longer" after "The Danube is the longest river"); not "X is second
   largest", "X is the largest land mammal" (a narrower class), "faster in a dive" or "older than Paris";
+  by a factor, "Alaska is more than twice the size of Texas" (the option the reply did not pick is the bigger);
 * `order` — "X comes before Y" where the reply listed Y first;
 * `falls_short` — "X doesn't <what was asked>" about an element of the reply: "set doesn't keep the order";
 * `polarity`, `denial`, `sameness`, `parallel`, `unnegated` (`user_correction_relations.py`) — the opposite of the
@@ -80,6 +81,7 @@ from ghost_agent.distill.user_correction_exchange import (
     dimension,
     exchange,
     is_comparative,
+    is_judgement,
     is_new_value,
     is_value_request,
     kind_matches,
@@ -111,11 +113,13 @@ from ghost_agent.distill.user_correction_values import (
     VERBS,
     bare_value,
     code_shaped,
+    converted,
     restated,
 )
 
 __all__ = [
     "STRONG",
+    "converts_answer",
     "WEAK",
     "contradiction",
     "describes_own_setup",
@@ -316,6 +320,41 @@ def _comparison(clause: str, ex: Exchange) -> bool:
     return False
 
 
+# "X is more than twice the size of Y", "X is half as long as Y": a comparison by a factor.
+_MULTIPLE = re.compile(
+    r"^(?P<x>[\w'.-]+(?: [\w'.-]+){0,2}?) (?:is|are|was|were|'s|has|have) (?:(?:more than|over|almost|nearly|about"
+    r"|roughly|around|at least|less than|under|only|just|like) )?(?P<factor>twice|double|triple|thrice|half|a third"
+    r"|a quarter|(?:\d[\d,]*(?:\.\d+)?|three|four|five|six|ten|a hundred) times)"
+    r" (?:the (?P<noun>[a-z]+) of|as (?P<adj>[a-z]+) as) (?:the )?(?P<y>[\w'.-]+(?: [\w'.-]+){0,2})$"
+)
+_FACTORS = ("twice", "double", "triple", "thrice", "half", "third", "quarter", "times")
+# Nouns of the dimensions a factor compares on ("twice the size of …").
+_DIMENSION_NOUNS = {
+    "size": "big", "area": "big", "volume": "big", "length": "long", "height": "tall", "weight": "heavy",
+    "mass": "heavy", "age": "old", "speed": "fast", "depth": "deep", "width": "wide", "population": "populous",
+    "distance": "far",
+}  # fmt: skip
+
+
+def _multiple(clause: str, ex: Exchange) -> bool | None:
+    """A comparison by a factor ("Alaska is more than twice the size of Texas") on the property the exchange
+    compared on, whose winner is the option the reply did not pick, or one the reply did not name; False for one
+    that agrees with the reply or compares on another property, None for no comparison by a factor."""
+    m = _MULTIPLE.match(clause) if any(f in clause for f in _FACTORS) else None
+    if m is None:
+        return None
+    dim = _DIMENSION_NOUNS.get(m.group("noun") or "") or dimension(m.group("adj") or "", comparative_only=False)
+    if dim is None or dim not in ex.dimensions:
+        return False
+    smaller = m.group("factor") in {"half", "a third", "a quarter"}
+    winner = subject_words(words_of(m.group("y") if smaller else m.group("x")))
+    if not winner or PRONOUN_SUBJECT.match(m.group("x")):
+        return False
+    if ex.chosen:
+        return any(winner <= o and o is not ex.chosen for o in ex.options)
+    return not winner & (ex.reply_words | ex.reply_tokens)
+
+
 _COMPARISON_FILLER = frozenset("is are was were 's comes came out much far way lot bit slightly definitely".split())
 
 
@@ -398,6 +437,8 @@ def _shape(
     ):
         if test(clause, ex):
             return name, STRONG
+    if (factor := _multiple(clause, ex)) is not None:
+        return ("comparison", STRONG) if factor else ("", 0.0)  # "… 100,000 times the weight of a mouse": agrees
     if _attribution(clause, original, ex):
         return "attribution", STRONG
     name, weight = _claim(clause, ex, original)
@@ -444,6 +485,16 @@ def _personal(clause: str, acronyms: set[str]) -> bool:
     return any(m.group(0) not in acronyms for m in _FIRST_PERSON.finditer(_JUDGING_FIRST_PERSON.sub(" ", clause)))
 
 
+def converts_answer(current: str, prior_request: str, prior_reply: str) -> bool:
+    """The follow-up gives the reply's figure in another unit ("that's about 1,083 feet" after "About 330 m."): it
+    restates the answer, it does not dispute it."""
+    norm = normalize(current)
+    if not prior_reply or not any(c.isdigit() for c in norm) or len(norm.split()) > MAX_WORDS:
+        return False
+    reply_norm = normalize(prior_reply)
+    return converted(norm, exchange(normalize(prior_request), reply_norm, _capped(prior_reply)))
+
+
 def contradiction(current: str, prior_request: str, prior_reply: str) -> CueHit | None:
     """The follow-up `current` states a value that contradicts `prior_reply` (see the module doc), or None.
 
@@ -465,6 +516,8 @@ def contradiction(current: str, prior_request: str, prior_reply: str) -> CueHit 
         return CueHit("contradiction", STRONG, f"list: {listed[:40]}")
     clauses = _clauses(norm)
     acronyms = {a.lower() for a in _ACRONYM.findall(current)}  # "US is 07/04/2024" is no first person
+    # "mice, obviously": a reaction adds no clause to the value
+    substantive = len(clauses) if len(clauses) != 2 else sum(not is_judgement(c) for c in clauses)
     total, first_clause = 0.0, ""
     shapes: list[str] = []
     for index, clause in enumerate(clauses):
@@ -474,7 +527,7 @@ def contradiction(current: str, prior_request: str, prior_reply: str) -> CueHit 
             continue  # "the Milky Way, Andromeda is our neighbour": the other clauses still count
         if clause.endswith("?"):
             continue
-        name, weight = _shape(clause, len(clauses) == 1, index == 0, current, ex, after_claim=bool(shapes))
+        name, weight = _shape(clause, substantive == 1, index == 0, current, ex, after_claim=bool(shapes))
         if weight:
             total += weight
             shapes.append(name)

@@ -277,7 +277,7 @@ def number_kinds(text: str, about_time: bool) -> set[str]:
     for any other number: "27" is no answer to "in 1975", nor "1000 grams" to "When …"."""
     kinds: set[str] = set()
     for m in NUMBER_RE.finditer(text):
-        raw = m.group(0)
+        raw = m.group(0).rstrip(",")  # "April 15, 1915, after …": the comma is no part of the year
         before = text[: m.start()].split()[-1:]
         year = re.fullmatch(r"1\d{3}|20\d{2}|2100", raw) is not None and (
             about_time or bool(before) and before[0].strip(",.") in _YEAR_PRECEDERS
@@ -467,7 +467,9 @@ def reply_requests_info(reply_norm: str) -> bool:
 # "it's a conda environment", "this is an old Mac": after a task ("How do I install …"), "it" is the user's thing.
 _CLASSIFIES_IT = re.compile(r"^[\W_]*(?:it'?s|it is|this is|this's|its) (?:a|an)\b")
 # A request about the user's own system ("… which python version I have", "my IP"): the follow-up may report it.
-_ABOUT_OWN_SYSTEM = re.compile(r"\b(?:i have|i've got|i'?m (?:on|using|running)|my|mine|our)\b")
+_ABOUT_OWN_SYSTEM = re.compile(
+    r"\b(?:i have|i've got|i'?m (?:on|using|running)|my|mine|our)\b|^[\W_]*how (?:do|can) i (?:check|see|find)\b"
+)
 _READING = re.compile(
     r"^[\W_]*(?:it|that|this)(?: just| now)? (?:says|shows|reads|prints|outputs|gives|returns|reports)\s+"
     r"(?P<value>.+)$"

@@ -151,12 +151,12 @@ def bare_value(
     lead = words[0].strip("~$°%()")
     if lead in _NONE and len(words) == 1 and ex.reply_numeric and 0 not in ex.numbers:
         return STRONG  # "none, sharks have cartilage" after "About 300."
-    if NUMBER_RE.match(lead) or lead in NUMBER_WORDS:
+    if NUMBER_RE.match(lead) and not re.search(r"[\^*()=\[\]{}<>+]", lead) or lead in NUMBER_WORDS:  # "3x^2" is code
         if lead == "one" and len(words) > 1:
             return 0.0  # "one byte's worth": a determiner
         found = numbers(words[0] if lead in NUMBER_WORDS else value)
-        if not ex.reply_numeric or not same_number_kind(value, ex):
-            return 0.0
+        if not ex.reply_numeric or not same_number_kind(value, ex) or converted(value, ex):
+            return 0.0  # another kind of number, or the reply's own figure in another unit
         if found <= ex.numbers:
             if len(words) == 1 and not found & ex.reply_numbers:
                 return STRONG  # "2" after "2.5" for `echo $((5 / 2))`: an input of the request, as the answer
@@ -174,13 +174,72 @@ def bare_value(
         if (whole or elliptic or at_start) and _other_option(value, ex) or _unsaid_term(value, ex):
             return STRONG  # "PUT is" after "POST is idempotent."; "function" after "def"
         return 0.0
-    if not CODE_RE.search(value) and bool(numbers(value)) != ex.reply_numeric:
+    person = _ASKS_WHO.match(ex.request) is not None and bool(ex.reply_names) and not numbers(value)
+    if not CODE_RE.search(value) and bool(numbers(value)) != ex.reply_numeric and not person:
         return 0.0  # a number for a number, a term for a term; code may carry numbers ("head -n 5")
     if len(words) > 1 and not _could_be_name(value, original, ex):
         return 0.0  # "Spooky stuff" after "The Atlantic.": not a name, where the user capitalises names
-    if whole or elliptic or kind_matches(value, original, ex, at_start=at_start):
+    if whole or elliptic or person or kind_matches(value, original, ex, at_start=at_start):
         return STRONG  # "ohms", "edgar allan poe", "avocado is": a new value where the reply gave its answer
     return STRONG if ex.reply_answer_short else 0.0  # "manzana. pera is pear" after "Pera."
+
+
+# "Who painted …?" asks for a name: a year in the reply ("… around 1503") is a detail, not its answer's kind.
+_ASKS_WHO = re.compile(r"[\W_]*(?:who|whom|whose)\b")
+
+
+# Units by dimension, with the factor to the dimension's base unit (°C, °F and K are converted apart).
+_UNIT_TABLE = (
+    ("length", "m metre metres meter meters:1|km kilometre kilometres kilometer kilometers:1000|cm:0.01|mm:0.001"
+               "|ft feet foot:0.3048|in inch inches:0.0254|mi mile miles:1609.344|yd yard yards:0.9144"),
+    ("mass", "kg kilo kilos kilogram kilograms:1|g gram grams:0.001|lb lbs pound pounds:0.45359237"
+             "|oz ounce ounces:0.0283495|t tonne tonnes:1000|st stone:6.35029"),
+    ("volume", "l litre litres liter liters:1|ml:0.001|gal gallon gallons:3.78541|cup cups:0.236588"
+               "|pint pints:0.473176|tsp teaspoon teaspoons:0.00492892|tbsp tablespoon tablespoons:0.0147868"),
+    ("speed", "m/s:1|km/h kph kmh:0.277778|mph:0.44704|knot knots kn:0.514444"),
+    ("time", "s sec secs second seconds:1|min mins minute minutes:60|h hr hrs hour hours:3600|day days:86400"),
+)  # fmt: skip
+_UNIT_FACTORS = {
+    spelling: (dimension, float(factor))
+    for dimension, table in _UNIT_TABLE
+    for spellings, factor in (group.rsplit(":", 1) for group in table.split("|"))
+    for spelling in spellings.split()
+}
+_DEGREES = {
+    "\u00b0c": "c", "c": "c", "celsius": "c", "\u00b0f": "f", "f": "f", "fahrenheit": "f", "k": "k", "kelvin": "k",
+}  # fmt: skip
+_MEASURE = re.compile(r"(-?\d[\d,]*(?:\.\d+)?)\s?(\u00b0?[a-z][a-z/]*)")
+
+
+def _measures(text: str) -> list[tuple[float, str]]:
+    return [(float(n.replace(",", "")), u) for n, u in _MEASURE.findall(text) if u in _UNIT_FACTORS or u in _DEGREES]
+
+
+def _in_base(value: float, unit: str) -> tuple[str, float]:
+    if unit in _DEGREES:
+        scale = _DEGREES[unit]
+        celsius = value if scale == "c" else (value - 32) * 5 / 9 if scale == "f" else value - 273.15
+        return "temperature", celsius
+    dimension, factor = _UNIT_FACTORS[unit]
+    return dimension, value * factor
+
+
+def converted(value: str, ex: Exchange) -> bool:
+    """The value is one of the reply's figures in another unit of the same kind: "about 1,083 feet" after "About
+    330 m." — a conversion of the answer, not another answer."""
+    said = _measures(value)
+    if not said:
+        return False
+    for n, unit in said[:1]:
+        dimension, base = _in_base(n, unit)
+        for r, reply_unit in _measures(ex.reply):
+            if r not in ex.reply_numbers:
+                continue  # "100 km/h is 360 m/s": the request's figure, repeated, is no answer to convert
+            other_dimension, other = _in_base(r, reply_unit)
+            tolerance = 1.0 if dimension == "temperature" else 0.02 * abs(other)  # a degree; 2 %
+            if reply_unit != unit and other_dimension == dimension and abs(base - other) <= tolerance:
+                return True
+    return False
 
 
 def _rounds(n: float, r: float) -> bool:
@@ -263,6 +322,10 @@ def code_shaped(value: str, ex: Exchange) -> bool:
     """One token of the form of the reply's code or figure, not written in the exchange: "2024-03-14" after
     "03/14/2024", "len(list)" after "`list.length`", "#" after "//"."""
     tokens = raw_tokens(value)
+    words, reply_words = value.split(), ex.reply.strip("`. ").split()
+    if 2 <= len(words) <= 3 and 2 <= len(reply_words) <= 4 and words[0] == reply_words[0].strip("`"):
+        # "pip uninstall" after "pip remove package_name": the same program, another subcommand
+        return words[1] not in reply_words and re.fullmatch(r"[a-z][\w-]*", words[1]) is not None
     if not is_new_value(value, ex):
         return False
     if len(tokens) != 1:  # "df -h" after "Use `ls -h`.": a command line for a command line
@@ -328,8 +391,14 @@ def restated(clause: str, ex: Exchange, original: str) -> float:
         return STRONG  # "it's just color" after "font-color"
     if not ex.value_request:
         return STRONG if ex.reply_value_tokens and code_shaped(value, ex) else 0.0  # "it's len(list)"
-    if len(value.split()) > 5 or _NOT_RESTATED.match(value) or is_judgement(value):
-        return 0.0  # "it's a conda environment" classifies; "it's just wrong" judges
+    if len(value.split()) > 5 or _NOT_RESTATED.match(value) or is_judgement(value) or converted(value, ex):
+        return 0.0  # "it's a conda environment" classifies; "it's just wrong" judges; "that's 1,083 feet" converts
     if words_of(value) and words_of(value)[0] in DESCRIPTIVE:
         return 0.0
-    return STRONG if is_new_value(value, ex) and kind_matches(value, original, ex) else 0.0
+    if not is_new_value(value, ex):
+        return 0.0
+    if kind_matches(value, original, ex):
+        return STRONG
+    # "it's the pound sterling" after "The euro.": a short term for the reply's one- or two-word answer
+    short = len(value.removeprefix("the ").split()) <= 3 and not numbers(value) and not CODE_RE.search(value)
+    return STRONG if short and ex.reply_answer_short and not is_judgement(value) else 0.0
