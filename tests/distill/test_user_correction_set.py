@@ -3,10 +3,10 @@ recall floors for the cue scorer on each split. Both detectors are deterministic
 tests, not benchmarks; `bench/bench_correction_detector.py` prints the full table.
 
 The floors sit at (or just under) the measured figures. Held-out batch a meets the issue's 0.9 / 0.9 target.
-Batches b–f were each run once when written (their first-run figures are in the README) and then developed on,
-so they are dev: batch f (written blind, first run P 0.979 / R 0.767) was tuned on in the round that built the
-form, tone and thanks signals and is now nearly caught in full, which says nothing about unseen text — the next
-blind batch does.
+Batches b–g were each run once when written (their first-run figures are in the README) and then developed on,
+so they are dev: batch g (written blind, first run P 1.000 / R 0.517) was tuned on in the round that built the
+pushback signals (`user_correction_pushback`) and is now nearly caught in full, which says nothing about unseen
+text — the next blind batch does.
 """
 
 from __future__ import annotations
@@ -70,8 +70,8 @@ def test_the_set_is_large_balanced_and_well_formed() -> None:
     for split in ("dev", "heldout"):
         assert min(labels[split, True], labels[split, False]) >= 0.4 * (labels[split, True] + labels[split, False])
     assert len(rows("heldout")) >= 80  # batch a's held-out part; new batches join it blind
-    # b–f were each tuned on after their first run; g (written blind) has had its one run
-    assert {ex["batch"] for ex in rows("heldout")} == {"a", "g"}
+    # b–g were each tuned on after their first run
+    assert {ex["batch"] for ex in rows("heldout")} == {"a", "h"}  # b–g were each tuned on after their first run
 
 
 def test_the_set_covers_the_shapes_the_issue_names() -> None:
@@ -115,16 +115,29 @@ def test_batch_f_is_now_dev_and_caught_without_false_alarms() -> None:
     assert recall >= 0.98 and false_alarms == 0
 
 
-def test_held_out_batch_g_written_blind_does_not_regress() -> None:
+def test_batch_g_is_now_dev_and_caught_without_false_alarms() -> None:
     # Batch g was written by someone who never saw the detector, and run once after the round on f was frozen:
-    # P 1.000, R 0.517 (31 of 60, no false alarm). 8 of its 60 corrections are format wishes the request never
-    # stated ("as a table please"), which the labelling rule calls refinements; without them R is 31/52 = 0.596.
-    precision, recall, false_alarms = precision_recall(rows("heldout", "g"))
-    assert precision >= 0.99 and recall >= 0.5 and false_alarms == 0
+    # P 1.000, R 0.517 (31 of 60, no false alarm). 8 of its corrections (cg15–cg22) were format wishes the request
+    # never stated ("as a table please"): relabelled refinements since (R 31/52 = 0.596 at that freeze). Tuned on
+    # since: P 1.000, R 0.962 (50 of 52; the misses: "50, Alaska and Hawaii count too", "In hands, to the withers.
+    # A hand is 4 inches.").
+    assert all(ex["split"] == "dev" for ex in EXAMPLES if ex["batch"] == "g")
+    relabelled = [ex for ex in EXAMPLES if ex["id"] in {f"cg{i}" for i in range(15, 23)}]
+    assert len(relabelled) == 8 and all(not ex["is_correction"] and ex["shape"] == "refinement" for ex in relabelled)
+    precision, recall, false_alarms = precision_recall(rows("dev", "g"))
+    assert recall >= 0.96 and false_alarms == 0
+
+
+def test_held_out_batch_h_written_blind_does_not_regress() -> None:
+    # Batch h was written by someone who never saw the detector, and run once after the round on g was frozen:
+    # P 0.932, R 0.683 (41 of 60, 3 false alarms). On the same batch the detector as this session found it:
+    # P 0.943, R 0.550; after the round on f: P 0.930, R 0.667.
+    precision, recall, false_alarms = precision_recall(rows("heldout", "h"))
+    assert precision >= 0.93 and recall >= 0.68 and false_alarms <= 3
 
 
 def test_all_held_out_and_dev() -> None:
-    # Measured: held-out batch a P 1.000, R 1.000; dev (a–f, 589) P 1.000, R 0.980.
+    # Measured: held-out batch a P 1.000, R 1.000; dev (a–g, 709) P 1.000, R 0.977.
     precision, recall, false_alarms = precision_recall(rows("heldout", "a"))
     assert precision >= 0.99 and recall >= 0.97 and false_alarms == 0
     precision, recall, false_alarms = precision_recall(rows("dev"))

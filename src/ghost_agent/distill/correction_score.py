@@ -25,6 +25,10 @@ context-dependent ones below, and is a correction when the score reaches `CORREC
   "X borders Y now? Since when?"), which also lifts the praise guard; the request's word shouted ("DOWN to 2"); an
   omission without "you" ("forgot to make the area code optional"); "not what -p does"; "I don't think
   text-align moves the div"; the reply's code said never to work ("= NULL is never true"); "AM not PM";
+* pushback in a frame (`user_correction_pushback`): a polite or ironic opener before a counter-fact ("Thanks,
+  though I believe a mile is 5,280", "great, if I want charcoal. the box says 12-15 min"), which lifts the praise
+  guard; a pasted error line after a code reply; "wrong composer", "?? 12 < 45"; "added it, still one column"; "I
+  just need a title"; "um, where are the avocados?"; a counter-value closing a statement ("34 is blue. 31");
 * thanks in any language ("danke!", "merci beaucoup") is never a correction, and inside a message counts as praise
   — unless the exchange is about the word itself ("Translate 'thank you' to German");
 * a concession or a defect's name that only closes a plain remark ("… lower up in the mountains though", "Nasty
@@ -50,6 +54,17 @@ from ghost_agent.distill.correction_cues import CUES, LEAD, NOT_BENIGN, CueHit, 
 from ghost_agent.distill.user_correction_contradiction import contradiction, converts_answer
 from ghost_agent.distill.user_correction_exchange import content, describes_own_setup, subject_in_exchange, words_of
 from ghost_agent.distill.user_correction_form import form_wish
+from ghost_agent.distill.user_correction_pushback import (
+    framed_counter,
+    half_cues,
+    pasted_error,
+    persisting,
+    pointed_where,
+    reversed_comparison,
+    terse_doubt,
+    trailing_value,
+    unmet_need,
+)
 from ghost_agent.distill.user_correction_relations import (
     also_valid,
     empty_result,
@@ -344,6 +359,8 @@ def score_cues(
     foreign_thanks = foreign_thanks and not any(w in reply_norm for w in thanked)
     # Sarcasm turns praise around ("wow, …, genius, not the price"): the praise guard does not hold after it.
     hits: list[CueHit] = sarcasm(norm, reply_norm)
+    if (framed := framed_counter(current, norm, prior_request, prior_reply)) is not None:
+        hits.append(framed)  # "Thanks, though I believe …", "great, if I want charcoal. …": courtesy or irony
     sarcastic = bool(hits)
     # After praise ("Great, now …") or an aside ("…, by the way") only the explicit verdicts count; so too when
     # the message describes the user's own setup ("It's a conda environment actually", "It says 3.9.7").
@@ -369,8 +386,11 @@ def score_cues(
         reads_behaviour = counter is not None or restates_action(norm, reply_norm)
         if claim is not None:
             hits.append(claim)
+        if counter is None and prior_reply and not asked and not praised and not _REQUEST_OPENER.match(norm):
+            if (trailing := trailing_value(current, norm, prior_request, prior_reply)) is not None:
+                hits.append(trailing)  # "34 is blue. 31": the counter-value closes the message
         if prior_reply and not asked:
-            hits.extend(_reply_cues(norm, prior_reply, reply_norm, prior_request, question))
+            hits.extend(_reply_cues(norm, current, prior_reply, reply_norm, prior_request, question))
         if claim is not None and (stress := stressed_claim(current)) is not None:
             hits.append(stress)  # "almonds ARE nuts": a claim, stressed against the reply
     for cue in CUES:
@@ -401,7 +421,9 @@ def score_cues(
     return sum(h.weight for h in hits), tuple(hits)
 
 
-def _reply_cues(norm: str, reply: str, reply_norm: str, prior_request: str, question: bool) -> list[CueHit]:
+def _reply_cues(
+    norm: str, current: str, reply: str, reply_norm: str, prior_request: str, question: bool
+) -> list[CueHit]:
     """The cues that read the follow-up against the reply (`user_correction_relations`, `user_correction_tone`,
     `user_correction_form`) or the request."""
     request_norm = normalize(prior_request)
@@ -417,7 +439,14 @@ def _reply_cues(norm: str, reply: str, reply_norm: str, prior_request: str, ques
         faulted_code(norm, reply_norm, reply),
         doubted_echo(norm, request_norm, reply_norm),
         swapped_term(norm, request_norm, reply_norm),
+        pasted_error(current, reply),
+        terse_doubt(norm, request_norm, reply_norm),
+        persisting(norm, request_norm),
+        unmet_need(norm, request_norm, reply_norm),
+        pointed_where(norm, reply, reply_norm),
+        reversed_comparison(norm, reply_norm),
     ]
+    found += half_cues(current, norm, request_norm, reply_norm)
     return [hit for hit in found if hit is not None]
 
 
