@@ -25,6 +25,7 @@ from ghost_agent.agent.client_tools import ClientToolCalls, follow_up, wants_con
 from ghost_agent.agent.learn import lesson_from_recovery
 from ghost_agent.agent.loop import LoopConfig, LoopEvent, LoopResult, ToolLoop
 from ghost_agent.agent.memory_bus import lesson_notes, system_extra, turn_preferences
+from ghost_agent.agent.notes_echo import strip_echo_stream
 from ghost_agent.agent.prompting import direct_messages
 from ghost_agent.agent.request_kind import RequestKind, classify
 from ghost_agent.agent.routing import takes_agent_path
@@ -68,8 +69,11 @@ class RespondStage:
     async def _respond_one(self, turn: Turn) -> None:
         if not takes_agent_path(turn):
             await self.fast.run(turn, body=fast_body(turn))
-            if lesson_notes(turn) and turn.response is not None:
-                _strip_echo(turn.response)
+            if lesson_notes(turn) and not turn.body.get("tools"):  # the notes were sent: the model may echo them
+                if turn.chunks is not None:
+                    turn.chunks = strip_echo_stream(turn.chunks)
+                elif turn.response is not None:
+                    _strip_echo(turn.response)
             if wants_conversion(turn.body):
                 if turn.chunks is not None:
                     turn.chunks = self.client_tools.convert_stream(turn, turn.chunks)
@@ -131,8 +135,8 @@ def fast_body(turn: Turn) -> JSON:
 
 
 def _strip_echo(response: JSON) -> None:
-    """A non-streamed fast reply without a copy of the notes block the model may have echoed (streamed replies
-    pass through as they come)."""
+    """A non-streamed fast reply without a copy of the notes block the model may have echoed (a streamed one
+    goes through `notes_echo.strip_echo_stream`)."""
     for choice in response.get("choices") or ():
         message = choice.get("message") if isinstance(choice, dict) else None
         if isinstance(message, dict) and isinstance(message.get("content"), str):
