@@ -169,12 +169,12 @@ class ClientToolCalls:
                     text = emit
             if finish is None:
                 if text or set(delta) - {"content"}:
-                    out = _with_content(item, text)
+                    out = wire.with_content(item, text)
                     folder.add(out)
                     yield out
                 continue
             # The last chunk of the choice: decide what the held text is.
-            before = _with_content(item, text)
+            before = wire.with_content(item, text)
             before["choices"][0]["finish_reason"] = None
             if text or set(delta) - {"content"}:
                 folder.add(before)
@@ -255,19 +255,6 @@ def _split(text: str, triggers: list[str], *, at_start: bool) -> tuple[str, str,
                 keep = max(keep, size)
                 break
     return text[: len(text) - keep], text[len(text) - keep:], False
-
-
-def _with_content(item: JSON, text: str) -> JSON:
-    out = dict(item)
-    choice = dict(item["choices"][0])
-    delta = dict(choice.get("delta") or {})
-    if text:
-        delta["content"] = text
-    else:
-        delta.pop("content", None)
-    choice["delta"] = delta
-    out["choices"] = [choice, *item["choices"][1:]]
-    return out
 
 
 def _content_chunk(meta: JSON, text: str | None, *, finish_reason: str | None = None) -> JSON:

@@ -13,10 +13,10 @@ Streams with more than one choice pass through untouched.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import AsyncIterator
 from typing import Any
 
+from ghost_agent.llm import wire
 from ghost_agent.memory.bus import CLOSE, HEADER, OPEN, strip_notes_echo
 
 JSON = dict[str, Any]
@@ -45,20 +45,18 @@ def _could_start_echo(text: str) -> bool:
 
 
 def _rewrite(held: list[JSON], text: str) -> list[JSON]:
-    """`held` with their content replaced by `text` (in the first content chunk; the others lose theirs)."""
+    """`held` with their content replaced by `text` (in the first content chunk; the others lose theirs, and a
+    chunk left with nothing to say — no delta, finish reason or usage — is dropped)."""
     out: list[JSON] = []
     placed = False
     for chunk in held:
         if _content(chunk) is None:
             out.append(chunk)
             continue
-        fixed = copy.deepcopy(chunk)
-        delta = fixed["choices"][0]["delta"]
-        if not placed and text:
-            delta["content"], placed = text, True
-        else:
-            delta.pop("content", None)
-        if delta or fixed["choices"][0].get("finish_reason") or fixed.get("usage"):
+        fixed = wire.with_content(chunk, "" if placed else text)
+        placed = placed or bool(text)
+        choice = fixed["choices"][0]
+        if choice["delta"] or choice.get("finish_reason") or fixed.get("usage"):
             out.append(fixed)
     return out
 

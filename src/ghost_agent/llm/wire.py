@@ -73,6 +73,21 @@ def chunk(
     return out
 
 
+def with_content(item: JSON, text: str) -> JSON:
+    """A copy of the chunk `item` whose first choice's delta carries `text` as its content (no content key when
+    `text` is empty); every other field, and the other choices, as they were. `item` is not changed."""
+    out = dict(item)
+    choice = dict(item["choices"][0])
+    delta = dict(choice.get("delta") or {})
+    if text:
+        delta["content"] = text
+    else:
+        delta.pop("content", None)
+    choice["delta"] = delta
+    out["choices"] = [choice, *item["choices"][1:]]
+    return out
+
+
 def wants_usage(body: JSON) -> bool:
     """True when a streaming request asked for the final usage chunk."""
     opts = body.get("stream_options")
