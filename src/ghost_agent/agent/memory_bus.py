@@ -81,7 +81,8 @@ def system_extra(turn: Turn) -> str:
 
 
 def turn_preferences(turn: Turn) -> list[str]:
-    """The user's stated preferences among this turn's shown lessons (their words, neutralized; may be [])."""
+    """The user's stated preferences for this turn (may be []): what the correction stage found in this very
+    message, then the preference lessons the memory bus showed (their words, neutralized)."""
     found = turn.state.get("preferences")
     return [p for p in found if isinstance(p, str)] if isinstance(found, list) else []
 

@@ -122,11 +122,14 @@ def transient_failure(traj: Trajectory) -> str | None:
     return causes[-1] if len(set(causes)) == 1 else "; ".join(dict.fromkeys(causes))
 
 
-def request_kind(request: str) -> str:
-    """A short task description from a request: its first line or sentence, clipped, prefixed so it reads
-    as a kind of request ("requests like: ...")."""
+def request_kind(request: str, *, whole: bool = False) -> str:
+    """A short task description from a request, prefixed so it reads as a kind of request ("requests like:
+    ..."): its first line or sentence, clipped — or, `whole`, all of it, clipped. A stated-preference lesson
+    takes the whole request: the preference names the convention, not the subject ("I use the 24-hour clock"
+    has no "time"; the request "My train leaves at half past two. What time should I put in my calendar?"
+    has)."""
     text = " ".join((request or "").split())
-    first = re.split(r"(?<=[.!?])\s|\n", text, maxsplit=1)[0] if text else ""
+    first = re.split(r"(?<=[.!?])\s|\n", text, maxsplit=1)[0] if text and not whole else text
     first = first if len(lesson_tokens(first)) >= MIN_TASK_TOKENS else text
     return "requests like: " + clean_field(first, REQUEST_KIND_CHARS)
 
@@ -137,14 +140,6 @@ def is_generic_task(task: str) -> bool:
     words = _WORD_RE.findall(text.lower())
     return (not words or all(w in _GENERIC_WORDS for w in words) or bool(_UNIVERSAL_RE.search(text))
             or len(lesson_tokens(text)) < MIN_TASK_TOKENS)
-
-
-def preference_task(source: Trajectory) -> str:
-    """The kind of task a stated-preference lesson is for: the whole request, clipped ("requests like: ...").
-    All of it, not its first sentence: the preference names the convention, not the subject ("I use the
-    24-hour clock" has no "time"; the request "My train leaves at half past two. What time should I put in my
-    calendar?" has)."""
-    return "requests like: " + clean_field(" ".join((source.user_request or "").split()), REQUEST_KIND_CHARS)
 
 
 def _sentences(text: str) -> list[str]:
@@ -218,7 +213,6 @@ __all__ = [
     "MIN_TASK_TOKENS",
     "Vetted",
     "is_generic_task",
-    "preference_task",
     "request_kind",
     "transient_failure",
     "vet_lesson",

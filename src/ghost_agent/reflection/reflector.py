@@ -38,7 +38,7 @@ from ghost_agent.mcts.prompts import messages
 from ghost_agent.memory.preference import LESSON_SOURCE as PREFERENCE_SOURCE
 from ghost_agent.memory.preference import preference_solution, stated_preference
 from ghost_agent.reflection.parse import LessonDraft, NoLesson, parse_lesson
-from ghost_agent.reflection.quality import preference_task, transient_failure, vet_lesson
+from ghost_agent.reflection.quality import request_kind, transient_failure, vet_lesson
 from ghost_agent.verifier import clip
 from ghost_agent.watchdog.gate import ModelPreempted
 
@@ -260,7 +260,7 @@ class Reflector:
         preference = stated_preference(traj.user_request, correction)
         if preference is None:
             return None, "", (), ""
-        draft = LessonDraft(preference_task(traj), "", preference_solution(preference))
+        draft = LessonDraft(request_kind(traj.user_request, whole=True), "", preference_solution(preference))
         vetted = vet_lesson(draft, traj, transient=transient)
         if vetted.lesson is None:
             return None, "", (), ""
