@@ -81,6 +81,15 @@ def fake_upstream() -> Iterator[tuple[str, ScriptedBackend]]:
         yield url, backend
 
 
+@pytest.fixture
+def upstream() -> Iterator[tuple[str, ScriptedBackend]]:
+    """Like `fake_upstream`, but a request the test did not script is answered with an error (so an
+    unexpected model call fails the test loudly instead of getting an echo)."""
+    backend = ScriptedBackend(model="upstream-model", default="error")
+    with serve_in_thread(FakeOpenAIServer(backend)) as url:
+        yield url, backend
+
+
 @contextlib.contextmanager
 def daemon_on_port(settings: Settings, backend: LLMBackend | None = None) -> Iterator[str]:
     """The daemon under a real uvicorn on a loopback port (its own thread and loop); yields the base url."""

@@ -4,9 +4,7 @@ it wrote to disk."""
 
 from __future__ import annotations
 
-import contextlib
 import json
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,53 +17,16 @@ from ghost_agent.distill.collector import TrajectoryCollector
 from ghost_agent.distill.trajectory import Outcome, Trajectory
 from ghost_agent.home import GhostHome
 from ghost_agent.llm.factory import make_backend
-from ghost_agent.llm.fake_server import FakeOpenAIServer, serve_in_thread
 from ghost_agent.llm.scripted import ScriptedBackend, ScriptedReply
 from ghost_agent.memory.store import SkillMemory
 from ghost_agent.prm.features import PRM_FEATURE_NAMES
 from ghost_agent.prm.model import StepValueModel
-from ghost_agent.sandbox.detect import get_sandbox
 from ghost_agent.settings import Settings
-from tests.conftest import app_client, daemon_on_port, make_settings, sse_events
+from tests.agent.daemon_helpers import act, agent_settings, daemon, needs_sandbox, say  # noqa: F401 - needs_sandbox: autouse
+from tests.conftest import daemon_on_port, sse_events
 
 SQUARES = "print(sum(i * i for i in range(1, 101)))"
 REQUEST = "use python to compute the sum of the squares of 1..100"
-
-
-@pytest.fixture(autouse=True)
-def _needs_sandbox(tmp_path: Path) -> None:
-    try:
-        get_sandbox(make_settings(tmp_path))
-    except Exception as exc:  # noqa: BLE001
-        pytest.skip(f"no sandbox backend can run code here: {exc}")
-
-
-@pytest.fixture
-def upstream() -> Iterator[tuple[str, ScriptedBackend]]:
-    backend = ScriptedBackend(model="upstream-model", default="error")
-    with serve_in_thread(FakeOpenAIServer(backend)) as url:
-        yield url, backend
-
-
-def agent_settings(tmp_path: Path, url: str, **overrides: Any) -> Settings:
-    values: dict[str, Any] = {"router": "always-agent", "agent_strategy": "action-loop", "mcts": False,
-                              "upstream_url": url}
-    values.update(overrides)
-    return make_settings(tmp_path, **values)
-
-
-@contextlib.asynccontextmanager
-async def daemon(settings: Settings) -> AsyncIterator[httpx.AsyncClient]:
-    async with app_client(settings, make_backend(settings)) as client:
-        yield client
-
-
-def act(tool: str, **args: Any) -> ScriptedReply:
-    return ScriptedReply(content=json.dumps({"tool": tool, "args": args}))
-
-
-def say(text: str) -> ScriptedReply:
-    return ScriptedReply(content=text)
 
 
 def verdict(v: str, confidence: float, note: str = "checked") -> ScriptedReply:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,11 +12,10 @@ import pytest
 
 from ghost_agent.agent.notes_echo import strip_echo_stream
 from ghost_agent.home import GhostHome
-from ghost_agent.llm.fake_server import FakeOpenAIServer, serve_in_thread
 from ghost_agent.llm.scripted import ScriptedBackend, ScriptedReply
 from ghost_agent.memory.bus import CLOSE, HEADER, OPEN
 from ghost_agent.memory.store import SkillMemory
-from tests.agent.test_lesson_injection import daemon
+from tests.agent.daemon_helpers import daemon
 from tests.conftest import make_settings
 
 ECHO = f"{HEADER}\n{OPEN}\n1. When sea poems: keep it short\n{CLOSE}\n\n"
@@ -70,13 +68,6 @@ def test_an_ordinary_reply_is_released_after_a_few_characters() -> None:
 def test_several_choices_pass_through_untouched() -> None:
     items = [{"id": "x", "choices": [{"index": 1, "delta": {"content": f"{OPEN}x"}}]}]
     assert filtered(items) == items
-
-
-@pytest.fixture
-def upstream() -> Iterator[tuple[str, ScriptedBackend]]:
-    backend = ScriptedBackend(model="upstream-model", default="error")
-    with serve_in_thread(FakeOpenAIServer(backend)) as url:
-        yield url, backend
 
 
 @pytest.mark.parametrize("stream", [False, True])

@@ -5,14 +5,12 @@ recorded. Daemon in-process, its upstream the scripted fake OpenAI server over r
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from ghost_agent.llm.fake_server import FakeOpenAIServer, serve_in_thread
 from ghost_agent.llm.scripted import ScriptedBackend, ScriptedReply
 from tests.agent.test_agent_turn import daemon, stored
 from tests.conftest import make_settings
@@ -30,13 +28,6 @@ JSON_SCHEMA = {"type": "json_schema", "json_schema": {"name": "envelope", "schem
 # A client's JSON whose keys are exactly the ones an agent envelope would use.
 ENVELOPE = '{"answer": "42", "name": "python", "arguments": {"code": "print(1)"}, "tool": "bash"}'
 PATHS = ["always-fast", "always-agent"]
-
-
-@pytest.fixture
-def upstream() -> Iterator[tuple[str, ScriptedBackend]]:
-    backend = ScriptedBackend(model="upstream-model", default="error")
-    with serve_in_thread(FakeOpenAIServer(backend)) as url:
-        yield url, backend
 
 
 async def ask(tmp_path: Path, url: str, router: str, content: str, **extra: Any) -> httpx.Response:

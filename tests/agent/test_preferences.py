@@ -8,7 +8,6 @@ broke nothing; another session, or an unrelated request, gets neither the lesson
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,22 +15,15 @@ import pytest
 
 from ghost_agent.agent.preferences import accept, clean_rewrite
 from ghost_agent.home import GhostHome
-from ghost_agent.llm.fake_server import FakeOpenAIServer, serve_in_thread
 from ghost_agent.llm.scripted import ScriptedBackend, ScriptedReply
 from ghost_agent.memory.preference import preference_solution
 from ghost_agent.memory.store import SkillMemory
-from tests.agent.test_lesson_injection import _needs_sandbox, chat, daemon, stored  # noqa: F401 - fixture
+from tests.agent.daemon_helpers import daemon, needs_sandbox  # noqa: F401 - needs_sandbox: autouse
+from tests.agent.test_lesson_injection import chat, stored
 from tests.conftest import make_settings
 
 DATES = "I write dates as DD/MM/YYYY."
 REQUEST = "What date is the winter solstice in 2027?"
-
-
-@pytest.fixture
-def upstream() -> Iterator[tuple[str, ScriptedBackend]]:
-    backend = ScriptedBackend(model="upstream-model", default="error")
-    with serve_in_thread(FakeOpenAIServer(backend)) as url:
-        yield url, backend
 
 
 def settings_for(tmp_path: Path, url: str, **overrides: Any) -> Any:

@@ -19,13 +19,12 @@ from typing import Any
 
 import httpx
 import orjson
-import pytest
 import structlog
 
 from ghost_agent.distill.collector import TrajectoryCollector
 from ghost_agent.distill.trajectory import Outcome, Trajectory
 from ghost_agent.home import GhostHome
-from ghost_agent.llm.fake_server import FakeOpenAIServer, serve_in_thread
+from ghost_agent.llm.fake_server import serve_in_thread
 from ghost_agent.llm.scripted import ScriptedBackend, ScriptedReply
 from ghost_agent.memory.lessons import Lesson
 from ghost_agent.memory.store import SkillMemory
@@ -39,13 +38,6 @@ from tests.reflection.helpers import THREE_WORDS, THREE_WORDS_FIX, critique
 FIRST_REPLY = "Sure! Here you go: kangaroo trampoline lighthouse"
 SOLUTION = "Reply with exactly the requested words and nothing else."
 LESSON_DEADLINE_S = 5.0
-
-
-@pytest.fixture
-def upstream() -> Iterator[tuple[str, ScriptedBackend]]:
-    backend = ScriptedBackend(model="upstream-model", default="error")
-    with serve_in_thread(FakeOpenAIServer(backend)) as url:
-        yield url, backend
 
 
 @contextlib.contextmanager

@@ -24,7 +24,6 @@ import json
 import os
 import random
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +32,6 @@ import pytest
 
 from ghost_agent.distill.collector import TrajectoryCollector
 from ghost_agent.home import GhostHome
-from ghost_agent.llm.fake_server import FakeOpenAIServer, serve_in_thread
 from ghost_agent.llm.scripted import ScriptedBackend, ScriptedReply
 from ghost_agent.sandbox.detect import get_sandbox
 from ghost_agent.settings import Settings
@@ -78,13 +76,6 @@ def _sandbox_runs_code(tmp_path_factory: pytest.TempPathFactory) -> None:
         get_sandbox(make_settings(tmp_path_factory.mktemp("probe")))
     except Exception as exc:  # noqa: BLE001
         pytest.skip(f"no sandbox backend can run code here: {exc}")
-
-
-@pytest.fixture
-def upstream() -> Iterator[tuple[str, ScriptedBackend]]:
-    backend = ScriptedBackend(model="upstream-model", default="error")
-    with serve_in_thread(FakeOpenAIServer(backend)) as url:
-        yield url, backend
 
 
 def _act(tool: str, **args: Any) -> ScriptedReply:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,6 @@ from ghost_agent.distill.trajectory import Trajectory
 from ghost_agent.doctor import check_sandbox
 from ghost_agent.home import GhostHome
 from ghost_agent.llm.factory import make_backend
-from ghost_agent.llm.fake_server import FakeOpenAIServer, serve_in_thread
 from ghost_agent.llm.scripted import ScriptedBackend, ScriptedReply
 from ghost_agent.settings import Settings
 from tests.conftest import app_client, make_settings
@@ -40,13 +38,6 @@ async def sandbox_status(client: httpx.AsyncClient, timeout: float = 30.0) -> di
             return body
         assert asyncio.get_running_loop().time() < deadline, "sandbox probe did not finish"
         await asyncio.sleep(0.02)
-
-
-@pytest.fixture
-def upstream() -> Iterator[tuple[str, ScriptedBackend]]:
-    backend = ScriptedBackend(model="upstream-model", default="error")
-    with serve_in_thread(FakeOpenAIServer(backend)) as url:
-        yield url, backend
 
 
 def stored(settings: Settings, trajectory_id: str) -> Trajectory:
