@@ -30,7 +30,6 @@ from typing import Any
 import httpx
 import structlog
 
-from ghost_agent.distill.collector import TrajectoryCollector
 from ghost_agent.eval import verifiers
 from ghost_agent.eval.run import run_suite
 from ghost_agent.eval.runners import HttpRunner
@@ -40,6 +39,7 @@ from ghost_agent.home import GhostHome
 from ghost_agent.sandbox.detect import get_sandbox
 from ghost_agent.server import build_app
 from ghost_agent.settings import Settings, coerce
+from ghost_agent.trajectories.collector import TrajectoryCollector
 
 
 @dataclass

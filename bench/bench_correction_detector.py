@@ -1,15 +1,15 @@
 """User-correction detector: precision / recall of the legacy rule and the cue scorer on the labelled set.
 
-    python bench/bench_correction_detector.py [--data tests/distill/data/user_corrections.jsonl] [--errors]
+    python bench/bench_correction_detector.py [--data tests/feedback/correction/data/user_corrections.jsonl] [--errors]
                                               [--rounds 20]
 
-The set (`tests/distill/data/README.md`) holds (prior user message, assistant reply, follow-up) → is_correction
-examples in a `dev` split (what the detector was tuned on) and a `heldout` split (not tuned on), each from
-writing batches `a`…`e`. Both detectors run on every example; per split and per held-out batch the table shows
-precision, recall, F1 and the confusion counts (tp fp fn tn), legacy and new side by side. `--errors` lists
-the new detector's mistakes with the cues it saw. The timing line gives µs per call for both, next to the cost
-of one trivial regex search on the same machine (a load-independent yardstick: on an idle core that search
-takes ~0.2-0.3 µs).
+The set (`tests/feedback/correction/data/README.md`) holds (prior user message, assistant reply, follow-up) →
+is_correction examples in a `dev` split (what the detector was tuned on) and a `heldout` split (not tuned on), each
+from writing batches `a`…`e`. Both detectors run on every example; per split and per held-out batch the table shows
+precision, recall, F1 and the confusion counts (tp fp fn tn), legacy and new side by side. `--errors` lists the new
+detector's mistakes with the cues it saw. The timing line gives µs per call for both, next to the cost of one
+trivial regex search on the same machine (a load-independent yardstick: on an idle core that search takes ~0.2-0.3
+µs).
 """
 
 from __future__ import annotations
@@ -24,13 +24,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ghost_agent.distill.user_correction import (
+from ghost_agent.feedback.correction.detector import (
     CorrectionVerdict,
     classify_user_correction,
     classify_user_correction_legacy,
 )
 
-DEFAULT_DATA = Path(__file__).resolve().parents[1] / "tests" / "distill" / "data" / "user_corrections.jsonl"
+DEFAULT_DATA = (
+    Path(__file__).resolve().parents[1] / "tests" / "feedback" / "correction" / "data" / "user_corrections.jsonl"
+)
 
 Example = dict[str, Any]
 Detector = Callable[[Example], CorrectionVerdict]

@@ -45,9 +45,9 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from loadgen import percentile  # noqa: E402
 
-from ghost_agent.distill.collector import TrajectoryCollector  # noqa: E402
 from ghost_agent.home import GhostHome  # noqa: E402
 from ghost_agent.llm.fake_server import free_port  # noqa: E402
+from ghost_agent.trajectories.collector import TrajectoryCollector  # noqa: E402
 
 TRAJ_HEADER = b"x-ghost-trajectory-id"
 DONE = b"data: [DONE]"

@@ -29,7 +29,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from synth_prm import SynthConfig, make_corpus  # noqa: E402
 
-from ghost_agent.distill.trajectory import Trajectory  # noqa: E402
 from ghost_agent.linear import roc_auc  # noqa: E402
 from ghost_agent.prm.features import ActionCandidate, PlanState, extract_step_features  # noqa: E402
 from ghost_agent.prm.labels import iter_step_samples  # noqa: E402
@@ -39,6 +38,7 @@ from ghost_agent.prm.trainer import PRMTrainer  # noqa: E402
 from ghost_agent.router.dispatch import Router  # noqa: E402
 from ghost_agent.router.features import ROUTER_FEATURE_NAMES  # noqa: E402
 from ghost_agent.router.model import RouterModel  # noqa: E402
+from ghost_agent.trajectories.record import Trajectory  # noqa: E402
 
 REQUESTS = (
     "Write a python script that reads data/sales.csv and prints the total per region?",

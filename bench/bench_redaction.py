@@ -26,9 +26,9 @@ from typing import Any
 
 import orjson
 
-from ghost_agent.distill.collector import TrajectoryCollector
-from ghost_agent.distill.redact import redact_trajectory
-from ghost_agent.distill.trajectory import Step, Trajectory
+from ghost_agent.privacy.redact import redact_trajectory
+from ghost_agent.trajectories.collector import TrajectoryCollector
+from ghost_agent.trajectories.record import Step, Trajectory
 
 ALNUM = string.ascii_letters + string.digits
 UPPER_DIGITS = string.ascii_uppercase + string.digits

@@ -61,7 +61,7 @@ def loadavg() -> str:
 
 def synthesize(collector: Any, samples: int, seed: int) -> tuple[int, int]:
     """Write PRM trajectories (>= `samples` steps) and fast chat turns (router samples up to `samples`)."""
-    from ghost_agent.distill.trajectory import Outcome, Trajectory
+    from ghost_agent.trajectories.record import Outcome, Trajectory
 
     rng = random.Random(seed)
     prm: list[Trajectory] = []
@@ -198,12 +198,12 @@ async def bench(args: argparse.Namespace) -> None:
     import structlog
     import uvicorn
 
-    from ghost_agent.distill.collector import TrajectoryCollector
     from ghost_agent.home import GhostHome
     from ghost_agent.llm.fake_server import free_port
     from ghost_agent.llm.scripted import ScriptedBackend
     from ghost_agent.server import build_app
     from ghost_agent.settings import Settings
+    from ghost_agent.trajectories.collector import TrajectoryCollector
 
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)

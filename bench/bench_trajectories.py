@@ -24,10 +24,10 @@ from typing import Any
 
 import orjson
 
-from ghost_agent.distill.appender import DURABILITY_POLICIES
-from ghost_agent.distill.collector import TrajectoryCollector
-from ghost_agent.distill.redact import redact_trajectory
-from ghost_agent.distill.trajectory import Outcome, Source, Step, Trajectory, new_trajectory_id
+from ghost_agent.privacy.redact import redact_trajectory
+from ghost_agent.trajectories.appender import DURABILITY_POLICIES
+from ghost_agent.trajectories.collector import TrajectoryCollector
+from ghost_agent.trajectories.record import Outcome, Source, Step, Trajectory, new_trajectory_id
 
 WORDS = (
     "the agent ran a command in the workspace and read the output then it wrote a small patch to fix the failing "

@@ -22,7 +22,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from ghost_agent.distill.trajectory import Outcome, Source, Step, Trajectory
+from ghost_agent.trajectories.record import Outcome, Source, Step, Trajectory
 
 KINDS = {
     "code": (

@@ -23,6 +23,7 @@ from pathlib import Path
 ROOT_PACKAGE = "ghost_agent"
 LONG_MODULE_LINES = 600
 BAG_NAMES = {"state", "info"}
+ACCESSORS = {"get", "pop", "setdefault"}
 
 
 @dataclass
@@ -84,13 +85,14 @@ def imports_of(tree: ast.AST, importer: str, is_package: bool, known: set[str]) 
 def bag_keys(tree: ast.AST) -> list[str]:
     keys: list[str] = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+        literal = isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant)
+        if isinstance(node, ast.Subscript) and literal and isinstance(node.slice.value, str):
             owner = node.value
             if isinstance(owner, ast.Attribute) and owner.attr in BAG_NAMES:
                 keys.append(f"{owner.attr}[{node.slice.value!r}]")
             elif isinstance(owner, ast.Name) and owner.id == "info":
                 keys.append(f"info[{node.slice.value!r}]")
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in {"get", "pop", "setdefault"}:
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ACCESSORS:
             owner = node.func.value
             if isinstance(owner, ast.Attribute) and owner.attr in BAG_NAMES and node.args:
                 first = node.args[0]

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from ghost_agent.distill.trajectory import Outcome, Trajectory
 from ghost_agent.prm.features import ActionCandidate, PlanState
 from ghost_agent.prm.model import StepValueModel
 from ghost_agent.prm.trainer import PRMTrainer
+from ghost_agent.trajectories.record import Outcome, Trajectory
 from tests.prm.samplehelp import traj
 
 START = datetime.now(timezone.utc) - timedelta(days=1)

@@ -19,7 +19,8 @@ from structlog.testing import capture_logs
 from ghost_agent.llm.base import BackendError
 from ghost_agent.llm.scripted import ScriptedBackend, ScriptedReply, tool_call
 from ghost_agent.mcts import ActionCandidate, MCTSError, MCTSReasoner, ToolSpec
-from ghost_agent.mcts.parse import iter_json, parse_candidates, parse_rating
+from ghost_agent.mcts.parse import parse_candidates, parse_rating
+from ghost_agent.text.lenient_json import iter_json
 
 TOOLS: list[dict[str, Any]] = [
     {

@@ -9,10 +9,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from ghost_agent.distill.collector import TrajectoryCollector
-from ghost_agent.distill.outcome_heuristics import apply_chat_outcome_heuristics
-from ghost_agent.distill.self_consistency import mark_trajectories_by_agreement
-from ghost_agent.distill.trajectory import Outcome, Step, Trajectory
+from ghost_agent.feedback.outcome_heuristics import apply_chat_outcome_heuristics
+from ghost_agent.feedback.self_consistency import mark_trajectories_by_agreement
 from ghost_agent.training import (
     DEFAULT_SOURCE_WEIGHTS,
     Floors,
@@ -24,7 +22,9 @@ from ghost_agent.training import (
     router_confidence,
     source_weight,
 )
-from tests.distill.trajhelp import make_traj
+from ghost_agent.trajectories.collector import TrajectoryCollector
+from ghost_agent.trajectories.record import Outcome, Step, Trajectory
+from tests.trajectories.trajhelp import make_traj
 
 
 @pytest.fixture

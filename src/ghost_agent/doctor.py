@@ -68,8 +68,8 @@ def check_telemetry() -> Check:
 
 
 def check_upstream(settings: Settings) -> Check:
-    from ghost_agent.distill.redact import redact_text, redact_url
     from ghost_agent.llm.http_upstream import normalize_base_url
+    from ghost_agent.privacy.redact import redact_text, redact_url
 
     assert settings.upstream_url is not None
     base = normalize_base_url(settings.upstream_url)

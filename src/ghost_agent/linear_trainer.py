@@ -39,12 +39,12 @@ from typing import Any, Generic, TypeVar
 import numpy as np
 
 from ghost_agent.bound_model import BoundModel
-from ghost_agent.distill.collector import TimeBound, TrajectoryCollector
-from ghost_agent.distill.trajectory import Trajectory, parse_ts
 from ghost_agent.holdout import GateVerdict, HoldoutGate, evaluate, iso, time_split, unjudged
 from ghost_agent.linear import FitError, binary_metrics
 from ghost_agent.logging import get_logger
 from ghost_agent.training import DEFAULT_SOURCE_WEIGHTS, Floors, RewardSource, TrainerReport
+from ghost_agent.trajectories.collector import TimeBound, TrajectoryCollector
+from ghost_agent.trajectories.record import Trajectory, parse_ts
 
 M = TypeVar("M", bound=BoundModel)
 

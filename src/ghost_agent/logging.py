@@ -19,6 +19,8 @@ from typing import IO, Any
 import orjson
 import structlog
 
+from ghost_agent.privacy.redact import redact_event
+
 _LEVELS = {"debug": 10, "info": 20, "warning": 30, "error": 40}
 
 
@@ -147,10 +149,6 @@ def configure_logging(
 
     `max_bytes` > 0 rotates the file at that size keeping `backups` old ones (see LogSink); an external
     rotation is followed either way."""
-    # Imported here, not at the top: distill/ imports this module for its loggers, and the redactor needs
-    # nothing from this one, so a module-level import would only create a cycle waiting to happen.
-    from ghost_agent.distill.redact import redact_event
-
     global _current_sink
     sink = LogSink(file_path, console, console_format, max_bytes=max_bytes, backups=backups)
     structlog.configure(

@@ -26,11 +26,11 @@ import structlog
 
 from ghost_agent.bound_model import BoundModel
 from ghost_agent.cli_args import cli_settings, home_config_parent
-from ghost_agent.distill.collector import TrajectoryCollector
 from ghost_agent.home import GhostHome
 from ghost_agent.linear import CheckpointError, LogisticModel
 from ghost_agent.linear_trainer import LinearTrainer
 from ghost_agent.logging import LogSink, configure_logging
+from ghost_agent.trajectories.collector import TrajectoryCollector
 from ghost_agent.trajectories_cli import parse_when  # one parser for "7d / 2026-04-26 / ISO time" across CLIs
 
 EXIT_OK = 0

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from ghost_agent.bound_model import BoundModel
-from ghost_agent.distill.collector import TrajectoryCollector
 from ghost_agent.holdout import DEFAULT_FRACTION, DEFAULT_MIN_SAMPLES, HoldoutGate
 from ghost_agent.linear import CheckpointError, LogisticModel
 from ghost_agent.linear_trainer import LinearTrainer
@@ -23,6 +22,7 @@ from ghost_agent.prm.model import StepValueModel
 from ghost_agent.prm.trainer import PRMTrainer
 from ghost_agent.router.model import RouterModel
 from ghost_agent.router.trainer import RouterTrainer
+from ghost_agent.trajectories.collector import TrajectoryCollector
 
 JSON = dict[str, Any]
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ghost_agent.distill.redact import redact_url
+from ghost_agent.privacy.redact import redact_url
 
 LOCAL_MODELS = ("qwen2.5-coder-1.5b", "qwen2.5-coder-0.5b")
 

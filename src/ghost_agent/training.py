@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ghost_agent.distill.trajectory import Outcome, Source, Trajectory
+from ghost_agent.trajectories.record import Outcome, Source, Trajectory
 
 JSON = dict[str, Any]
 

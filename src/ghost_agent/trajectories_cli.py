@@ -18,10 +18,10 @@ from typing import IO, Any
 import orjson
 
 from ghost_agent.cli_args import cli_settings, home_config_parent, positive_int
-from ghost_agent.distill.collector import TrajectoryCollector
-from ghost_agent.distill.trajectory import Outcome, Source, Trajectory, parse_ts
 from ghost_agent.home import GhostHome
 from ghost_agent.logview import parse_duration
+from ghost_agent.trajectories.collector import TrajectoryCollector
+from ghost_agent.trajectories.record import Outcome, Source, Trajectory, parse_ts
 
 PREVIEW_CHARS = 60
 

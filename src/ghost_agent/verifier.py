@@ -17,11 +17,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ghost_agent.distill.redact import redact_text
 from ghost_agent.llm.base import BackendError, LLMBackend
+from ghost_agent.llm.wire import reply_text
 from ghost_agent.logging import get_logger
-from ghost_agent.mcts.parse import iter_json, reply_text
-from ghost_agent.mcts.prompts import messages
+from ghost_agent.privacy.redact import redact_text
+from ghost_agent.text.lenient_json import iter_json
+from ghost_agent.text.prompts import messages
 
 log = get_logger("verifier")
 

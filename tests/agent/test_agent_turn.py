@@ -13,8 +13,6 @@ import numpy as np
 import pytest
 from openai import OpenAI
 
-from ghost_agent.distill.collector import TrajectoryCollector
-from ghost_agent.distill.trajectory import Outcome, Trajectory
 from ghost_agent.home import GhostHome
 from ghost_agent.llm.factory import make_backend
 from ghost_agent.llm.scripted import ScriptedBackend, ScriptedReply
@@ -22,6 +20,8 @@ from ghost_agent.memory.store import SkillMemory
 from ghost_agent.prm.features import PRM_FEATURE_NAMES
 from ghost_agent.prm.model import StepValueModel
 from ghost_agent.settings import Settings
+from ghost_agent.trajectories.collector import TrajectoryCollector
+from ghost_agent.trajectories.record import Outcome, Trajectory
 from tests.agent.daemon_helpers import act, agent_settings, daemon, needs_sandbox, say  # noqa: F401 - needs_sandbox: autouse
 from tests.conftest import daemon_on_port, sse_events
 

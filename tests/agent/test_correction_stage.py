@@ -13,9 +13,9 @@ from ghost_agent.agent.correction import CorrectionEvent, CorrectionStage
 from ghost_agent.agent.recent import RecentTurn
 from ghost_agent.agent.services import AgentServices
 from ghost_agent.agent.turn import Turn
-from ghost_agent.distill.collector import TrajectoryCollector
 from ghost_agent.llm.scripted import ScriptedBackend
 from ghost_agent.tools.registry import default_registry
+from ghost_agent.trajectories.collector import TrajectoryCollector
 from tests.conftest import make_settings
 
 

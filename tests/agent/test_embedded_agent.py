@@ -7,8 +7,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ghost_agent.distill.collector import TrajectoryCollector
 from ghost_agent.home import GhostHome
+from ghost_agent.trajectories.collector import TrajectoryCollector
 from tests.conftest import daemon_on_port, make_settings
 from tests.server.test_embedded_daemon import MODEL_CACHE, wait_ready
 

@@ -20,8 +20,6 @@ from ghost_agent.agent.memory_bus import MemoryStage
 from ghost_agent.agent.respond import RespondStage
 from ghost_agent.agent.services import AgentServices
 from ghost_agent.agent.turn import Turn
-from ghost_agent.distill.collector import TrajectoryCollector
-from ghost_agent.distill.trajectory import Trajectory
 from ghost_agent.home import GhostHome
 from ghost_agent.lessons_cli import run_lessons_cli
 from ghost_agent.llm.scripted import ScriptedBackend, ScriptedReply
@@ -31,6 +29,8 @@ from ghost_agent.sandbox.detect import get_sandbox
 from ghost_agent.sandbox.workspace import Workspaces
 from ghost_agent.settings import Settings
 from ghost_agent.tools.registry import default_registry
+from ghost_agent.trajectories.collector import TrajectoryCollector
+from ghost_agent.trajectories.record import Trajectory
 from tests.agent.daemon_helpers import act, agent_settings, daemon, needs_sandbox, say  # noqa: F401 - needs_sandbox: autouse
 from tests.conftest import make_settings
 

@@ -9,10 +9,10 @@ import httpx
 import orjson
 import structlog
 
-from ghost_agent.distill.collector import TrajectoryCollector
-from ghost_agent.distill.trajectory import Outcome
 from ghost_agent.llm.scripted import ScriptedBackend, ScriptedReply, tool_call
 from ghost_agent.server import build_app
+from ghost_agent.trajectories.collector import TrajectoryCollector
+from ghost_agent.trajectories.record import Outcome
 from tests.conftest import app_client, make_settings, wait_until
 
 CHAT = "/v1/chat/completions"

@@ -12,12 +12,12 @@ from ghost_agent.agent.learn import LearnOnRecovery
 from ghost_agent.agent.respond import RespondStage
 from ghost_agent.agent.services import AgentServices
 from ghost_agent.agent.turn import Turn
-from ghost_agent.distill.collector import TrajectoryCollector
 from ghost_agent.llm.scripted import ScriptedBackend, ScriptedReply
 from ghost_agent.memory.store import SkillMemory
 from ghost_agent.sandbox.detect import get_sandbox
 from ghost_agent.sandbox.workspace import Workspaces
 from ghost_agent.tools.registry import default_registry
+from ghost_agent.trajectories.collector import TrajectoryCollector
 from tests.conftest import make_settings
 
 REQUEST = "how can I see how many lines of code is a project? just give me the code"

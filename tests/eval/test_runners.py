@@ -13,7 +13,6 @@ import httpx
 import pytest
 
 from ghost_agent import __version__
-from ghost_agent.distill.collector import TrajectoryCollector
 from ghost_agent.eval.run import run_suite
 from ghost_agent.eval.runners import (
     HttpRunner,
@@ -30,6 +29,7 @@ from ghost_agent.llm.fake_server import free_port
 from ghost_agent.llm.scripted import ScriptedBackend, ScriptedReply
 from ghost_agent.sandbox.base import SandboxError
 from ghost_agent.sandbox.workspace import Workspaces, workspace_name
+from ghost_agent.trajectories.collector import TrajectoryCollector
 from tests.conftest import daemon_on_port, make_settings
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from ghost_agent.distill.user_correction import classify_user_correction
 from ghost_agent.eval.conventions import CHECKS, get_check
 from ghost_agent.eval.suites.transfer import FAMILIES, Family, families, family_ids
+from ghost_agent.feedback.correction.detector import classify_user_correction
 
 
 def test_at_least_eight_families_each_with_three_probes_and_unique_ids() -> None:

@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from ghost_agent.distill.collector import TrajectoryCollector
-from ghost_agent.distill.trajectory import Outcome, Step, Trajectory
 from ghost_agent.prm.model import StepValueModel
+from ghost_agent.trajectories.collector import TrajectoryCollector
+from ghost_agent.trajectories.record import Outcome, Step, Trajectory
 
 TS = "2026-04-26T10:00:00+00:00"
 Call = str | tuple[str, bool]  # a tool name (ok) or (tool name, ok)

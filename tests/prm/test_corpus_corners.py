@@ -10,11 +10,11 @@ import numpy as np
 import orjson
 import pytest
 
-from ghost_agent.distill.collector import TrajectoryCollector
-from ghost_agent.distill.trajectory import Outcome, Trajectory
 from ghost_agent.prm.labels import StepLabelSpec, iter_step_samples
 from ghost_agent.prm.scorer import PRMScorer
 from ghost_agent.prm.trainer import PRMTrainer
+from ghost_agent.trajectories.collector import TrajectoryCollector
+from ghost_agent.trajectories.record import Outcome, Trajectory
 from tests.prm.samplehelp import balanced, fitted, step, store, traj
 
 

@@ -10,8 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from ghost_agent.distill.collector import TrajectoryCollector
-from ghost_agent.distill.trajectory import Outcome, Source, Trajectory
 from ghost_agent.prm.features import ActionCandidate, PlanState
 from ghost_agent.prm.labels import (
     StepLabelSpec,
@@ -21,6 +19,8 @@ from ghost_agent.prm.labels import (
     reconstruct_state,
 )
 from ghost_agent.training import RewardSource
+from ghost_agent.trajectories.collector import TrajectoryCollector
+from ghost_agent.trajectories.record import Outcome, Source, Trajectory
 from tests.prm.samplehelp import TOOLS, refire_world, step, store, traj
 
 

@@ -9,13 +9,13 @@ import orjson
 import pytest
 import structlog
 
-from ghost_agent.distill.collector import TrajectoryCollector
-from ghost_agent.distill.trajectory import Outcome, Trajectory
 from ghost_agent.home import GhostHome
 from ghost_agent.prm.cli import run_prm_cli
 from ghost_agent.prm.features import PRM_FEATURE_NAMES, PlanState
 from ghost_agent.prm.model import StepValueModel
 from ghost_agent.prm.scorer import PRMScorer
+from ghost_agent.trajectories.collector import TrajectoryCollector
+from ghost_agent.trajectories.record import Outcome, Trajectory
 from tests.prm.samplehelp import balanced, store, traj
 
 STATE = {"user_request": "run the tests", "steps_so_far": 2, "failures_so_far": 1, "tools_used": ["bash"],

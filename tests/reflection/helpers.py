@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ghost_agent.distill.trajectory import Outcome, Step, Trajectory
 from ghost_agent.llm.scripted import ScriptedReply
+from ghost_agent.trajectories.record import Outcome, Step, Trajectory
 
 THREE_WORDS = "Reply with three words exactly: kangaroo trampoline lighthouse"
 THREE_WORDS_FIX = "no, reply with three words exactly: kangaroo trampoline metronome"

@@ -17,11 +17,11 @@ import httpx
 import orjson
 import pytest
 
-from ghost_agent.distill.collector import TrajectoryCollector
-from ghost_agent.distill.trajectory import Outcome, Trajectory
 from ghost_agent.home import GhostHome
 from ghost_agent.memory.lessons import Lesson
 from ghost_agent.memory.store import SkillMemory
+from ghost_agent.trajectories.collector import TrajectoryCollector
+from ghost_agent.trajectories.record import Outcome, Trajectory
 from tests.conftest import daemon_on_port, make_settings
 from tests.server.test_embedded_daemon import MODEL_CACHE, wait_ready
 

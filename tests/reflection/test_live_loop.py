@@ -21,8 +21,6 @@ import httpx
 import orjson
 import structlog
 
-from ghost_agent.distill.collector import TrajectoryCollector
-from ghost_agent.distill.trajectory import Outcome, Trajectory
 from ghost_agent.home import GhostHome
 from ghost_agent.llm.fake_server import serve_in_thread
 from ghost_agent.llm.scripted import ScriptedBackend, ScriptedReply
@@ -32,6 +30,8 @@ from ghost_agent.reflection import Reflector
 from ghost_agent.server import build_app
 from ghost_agent.server.state import AppContext
 from ghost_agent.settings import Settings
+from ghost_agent.trajectories.collector import TrajectoryCollector
+from ghost_agent.trajectories.record import Outcome, Trajectory
 from tests.conftest import make_settings
 from tests.reflection.helpers import THREE_WORDS, THREE_WORDS_FIX, critique
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from ghost_agent.distill.trajectory import Trajectory
 from ghost_agent.memory.store import SkillMemory
 from ghost_agent.reflection.parse import LessonDraft
 from ghost_agent.reflection.quality import is_generic_task, request_kind, transient_failure, vet_lesson
+from ghost_agent.trajectories.record import Trajectory
 from tests.reflection.helpers import THREE_WORDS, failed, step
 
 SOURCE = failed()

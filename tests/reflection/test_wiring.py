@@ -14,9 +14,7 @@ from structlog.testing import capture_logs
 
 from ghost_agent.agent.correction import CorrectionEvent
 from ghost_agent.agent.turn import Turn
-from ghost_agent.distill.collector import TrajectoryCollector
-from ghost_agent.distill.trajectory import Outcome
-from ghost_agent.distill.user_correction import CorrectionVerdict
+from ghost_agent.feedback.correction.detector import CorrectionVerdict
 from ghost_agent.home import GhostHome
 from ghost_agent.llm.scripted import ScriptedBackend, ScriptedReply
 from ghost_agent.memory.store import SkillMemory
@@ -25,6 +23,8 @@ from ghost_agent.reflection.wiring import PENDING_KEY
 from ghost_agent.server import build_app
 from ghost_agent.server.state import AppContext
 from ghost_agent.settings import Settings
+from ghost_agent.trajectories.collector import TrajectoryCollector
+from ghost_agent.trajectories.record import Outcome
 from ghost_agent.watchdog.gate import ModelGate
 from tests.conftest import make_settings, wait_until
 from tests.reflection.helpers import THREE_WORDS, THREE_WORDS_FIX, critique, failed

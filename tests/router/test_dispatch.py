@@ -16,13 +16,13 @@ from structlog.testing import capture_logs
 
 from ghost_agent.agent.record import build_trajectory
 from ghost_agent.agent.turn import Turn
-from ghost_agent.distill.collector import TrajectoryCollector
-from ghost_agent.distill.trajectory import Trajectory
 from ghost_agent.prm.features import PRM_FEATURE_NAMES
 from ghost_agent.prm.model import StepValueModel
 from ghost_agent.router.dispatch import Router, RouterDecision, RouterRequest
 from ghost_agent.router.features import ROUTER_FEATURE_NAMES, router_features
 from ghost_agent.router.model import RouterModel
+from ghost_agent.trajectories.collector import TrajectoryCollector
+from ghost_agent.trajectories.record import Trajectory
 
 N = len(ROUTER_FEATURE_NAMES)
 

@@ -13,13 +13,13 @@ import orjson
 import pytest
 import structlog
 
-from ghost_agent.distill.collector import TrajectoryCollector
 from ghost_agent.home import GhostHome
 from ghost_agent.prm.features import PRM_FEATURE_NAMES
 from ghost_agent.prm.model import StepValueModel
 from ghost_agent.router.cli import add_subparser, run_router_cli
 from ghost_agent.router.features import ROUTER_FEATURE_NAMES
 from ghost_agent.router.model import RouterModel
+from ghost_agent.trajectories.collector import TrajectoryCollector
 from tests.router.test_trainer import write_corpus
 
 

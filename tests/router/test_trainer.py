@@ -17,14 +17,14 @@ from structlog.testing import capture_logs
 from ghost_agent.agent.record import build_trajectory
 from ghost_agent.agent.routing import RouterStage
 from ghost_agent.agent.turn import Turn
-from ghost_agent.distill.collector import TrajectoryCollector
-from ghost_agent.distill.trajectory import Outcome, Step, Trajectory, new_trajectory_id
 from ghost_agent.linear import roc_auc
 from ghost_agent.router.dispatch import Router, RouterRequest
 from ghost_agent.router.labels import iter_router_samples, label_rule, router_label, router_sample
 from ghost_agent.router.model import RouterModel
 from ghost_agent.router.trainer import RouterTrainer
 from ghost_agent.training import Floors, RewardSource
+from ghost_agent.trajectories.collector import TrajectoryCollector
+from ghost_agent.trajectories.record import Outcome, Step, Trajectory, new_trajectory_id
 
 # ---------------------------------------------------------------------------------- synthetic corpus
 
@@ -128,7 +128,7 @@ def write_corpus(collector: TrajectoryCollector, n: int, seed: int, ts: str = "2
 
 @pytest.fixture
 def collector(tmp_path: Path) -> Iterator[TrajectoryCollector]:
-    # tests/distill/conftest.py has the same fixture; conftests do not reach across sibling packages
+    # tests/trajectories/conftest.py has the same fixture; conftests do not reach across sibling packages
     with TrajectoryCollector(tmp_path / "trajectories") as c:
         yield c
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import orjson
 
-from ghost_agent.distill.collector import TrajectoryCollector
-from ghost_agent.distill.trajectory import Outcome
 from ghost_agent.home import GhostHome
 from ghost_agent.selfhood.self_state import SelfStateBuilder, Tally, task_kind
+from ghost_agent.trajectories.collector import TrajectoryCollector
+from ghost_agent.trajectories.record import Outcome
 from tests.skills_auto.helpers import LIST, READ, turn, write
 
 CODE = "write a python function that reverses a string"

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from ghost_agent.distill.collector import TrajectoryCollector
 from ghost_agent.home import GhostHome
 from ghost_agent.llm.scripted import ScriptedBackend, ScriptedReply
 from ghost_agent.server import build_app
+from ghost_agent.trajectories.collector import TrajectoryCollector
 from tests.conftest import make_settings
 
 

@@ -30,11 +30,11 @@ from typing import Any
 import httpx
 import pytest
 
-from ghost_agent.distill.collector import TrajectoryCollector
 from ghost_agent.home import GhostHome
 from ghost_agent.llm.scripted import ScriptedBackend, ScriptedReply
 from ghost_agent.sandbox.detect import get_sandbox
 from ghost_agent.settings import Settings
+from ghost_agent.trajectories.collector import TrajectoryCollector
 from tests.conftest import app_client, daemon_on_port, make_settings
 from tests.secret_kinds import KINDS, Secret, make_secret, needles
 

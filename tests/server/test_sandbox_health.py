@@ -14,13 +14,13 @@ import httpx
 import orjson
 import pytest
 
-from ghost_agent.distill.collector import TrajectoryCollector
-from ghost_agent.distill.trajectory import Trajectory
 from ghost_agent.doctor import check_sandbox
 from ghost_agent.home import GhostHome
 from ghost_agent.llm.factory import make_backend
 from ghost_agent.llm.scripted import ScriptedBackend, ScriptedReply
 from ghost_agent.settings import Settings
+from ghost_agent.trajectories.collector import TrajectoryCollector
+from ghost_agent.trajectories.record import Trajectory
 from tests.conftest import app_client, make_settings
 from tests.sandbox.conftest import hide_bwrap
 

@@ -1,5 +1,5 @@
 """An upstream URL's `user:password@` is never shown or logged: health, startup log, upstream errors (to the client,
-in the log, in the trajectory), doctor, the printed config. Everything goes through `distill.redact.redact_url`."""
+in the log, in the trajectory), doctor, the printed config. Everything goes through `privacy.redact.redact_url`."""
 
 from __future__ import annotations
 

@@ -9,11 +9,11 @@ import orjson
 import pytest
 
 from ghost_agent.cli import main
-from ghost_agent.distill.trajectory import Outcome
 from ghost_agent.home import GhostHome
 from ghost_agent.memory.store import SkillMemory
 from ghost_agent.skills_auto.mining import mine, observe
 from ghost_agent.skills_auto.store import SkillStore
+from ghost_agent.trajectories.record import Outcome
 from tests.skills_auto.helpers import GREP, LIST, LOG_TASK, PANDAS, READ, turn
 
 

@@ -3,8 +3,8 @@ trajectories only (the latest correction decides); only closed runs are proposed
 
 from __future__ import annotations
 
-from ghost_agent.distill.trajectory import Outcome, Step
 from ghost_agent.skills_auto.mining import Observed, candidate_id, mine, observe, sequence, step_token
+from ghost_agent.trajectories.record import Outcome, Step
 from tests.skills_auto.helpers import GREP, LIST, LOG_TASK, PANDAS, READ, turn
 
 

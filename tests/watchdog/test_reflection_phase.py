@@ -7,9 +7,9 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from ghost_agent.distill.trajectory import Trajectory
 from ghost_agent.llm.scripted import ScriptedBackend, ScriptedReply
 from ghost_agent.reflection import STATUS_SKIPPED
+from ghost_agent.trajectories.record import Trajectory
 from ghost_agent.watchdog import PhaseResult
 from ghost_agent.watchdog.phases.reflection import ReflectionPhase
 from tests.reflection.helpers import THREE_WORDS, THREE_WORDS_FIX, critique, failed

@@ -12,10 +12,10 @@ from typing import Any
 
 from ghost_agent.agent.respond import AgentTurn
 from ghost_agent.agent.turn import Turn
-from ghost_agent.distill.trajectory import Trajectory
 from ghost_agent.holdout import PRIMARY
 from ghost_agent.prm.model import StepValueModel
 from ghost_agent.router.model import RouterModel
+from ghost_agent.trajectories.record import Trajectory
 from ghost_agent.watchdog import PhaseResult
 from ghost_agent.watchdog.cli import render
 from ghost_agent.watchdog.phases.retrain import RetrainPhase

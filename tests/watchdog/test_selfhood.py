@@ -17,7 +17,6 @@ import numpy as np
 import orjson
 
 from ghost_agent.agent.prompting import system_prefix
-from ghost_agent.distill.trajectory import Outcome
 from ghost_agent.home import GhostHome
 from ghost_agent.llm.scripted import ScriptedBackend, ScriptedReply
 from ghost_agent.memory.store import SkillMemory
@@ -25,6 +24,7 @@ from ghost_agent.prm.features import PRM_FEATURE_NAMES
 from ghost_agent.prm.model import StepValueModel
 from ghost_agent.selfhood.narrative import NARRATIVE_CHARS, PREFIX_CHARS, WAKE_HEADER, Narrative
 from ghost_agent.selfhood.service import Selfhood
+from ghost_agent.trajectories.record import Outcome
 from ghost_agent.watchdog.base import PhaseResult
 from ghost_agent.watchdog.phases.selfhood import SelfhoodPhase
 from ghost_agent.watchdog.runner import PhaseState

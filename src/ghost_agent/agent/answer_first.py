@@ -35,14 +35,14 @@ from ghost_agent.agent import claims, code_tests, form, preferences, structured
 from ghost_agent.agent.loop_run import LoopEvent, LoopResult, LoopRun, evidence_of, message_of
 from ghost_agent.agent.prompting import content_text, direct_messages
 from ghost_agent.agent.request_kind import RequestKind, classify
-from ghost_agent.distill.redact import redact_text
-from ghost_agent.distill.trajectory import Step
 from ghost_agent.llm.base import BackendError, LLMBackend
 from ghost_agent.logging import get_logger
-from ghost_agent.mcts.prompts import load_prompt
 from ghost_agent.memory.bus import strip_notes_echo
+from ghost_agent.privacy.redact import redact_text
+from ghost_agent.text.prompts import load_prompt
 from ghost_agent.tools.base import ToolContext, cap_text, one_line, preview_text
 from ghost_agent.tools.registry import ToolRegistry
+from ghost_agent.trajectories.record import Step
 
 log = get_logger("agent.answer_first")
 

@@ -28,8 +28,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from typing import Any
 
 from ghost_agent.agent.turn import ClientDisconnected, Turn
-from ghost_agent.distill.trajectory import new_trajectory_id
 from ghost_agent.llm import wire
+from ghost_agent.trajectories.record import new_trajectory_id
 
 JSON = dict[str, Any]
 Respond = Callable[[Turn], Awaitable[None]]

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ghost_agent.agent.claims import parses
-from ghost_agent.distill.redact import redact_text
 from ghost_agent.eval.humaneval_exec import assemble_program, extract_code
+from ghost_agent.privacy.redact import redact_text
 
 REPORT_MARK = "__GHOST_CHECK_REPORT__"
 MAX_CASES = 24

@@ -1,8 +1,8 @@
 """The prior-turn correction check (DESIGN §4 step 1; seed 001 "Real-time loop closure").
 
 If the new user message corrects the previous answer — scored from lexical cues in the message, read against
-the previous request and reply (`distill/user_correction.py`) — the previous turn is marked FAILED in the corrections
-sidecar (source `user_correction`, the strongest training signal there is) and the lessons it wrote are
+the previous request and reply (`feedback/correction/detector.py`) — the previous turn is marked FAILED in the
+corrections sidecar (source `user_correction`, the strongest training signal there is) and the lessons it wrote are
 retracted. The previous turn is found by fingerprinting the assistant message the client sent back
 (`RecentTurns`), so no client-side session state is needed. Scheduling a reflection on the failed turn is
 the learning loops' job: `on_correction` hooks are called with a `CorrectionEvent` (the reflection
@@ -19,10 +19,10 @@ from typing import Any
 
 from ghost_agent.agent.services import AgentServices
 from ghost_agent.agent.turn import Turn
-from ghost_agent.distill.trajectory import Outcome
-from ghost_agent.distill.user_correction import CorrectionVerdict, classify_user_correction
+from ghost_agent.feedback.correction.detector import CorrectionVerdict, classify_user_correction
 from ghost_agent.logging import get_logger
 from ghost_agent.memory.preference import stated_preference
+from ghost_agent.trajectories.record import Outcome
 
 log = get_logger("agent.correction")
 

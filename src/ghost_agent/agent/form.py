@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 
 from ghost_agent.agent.form_detect import KINDS, MAX_SOURCE_CHARS, FormSpec, detect_forms
-from ghost_agent.mcts.prompts import load_prompt
+from ghost_agent.text.prompts import load_prompt
 
 Message = dict[str, str]
 TAIL_CHARS = 4000  # a final answer sits at the end: the number/word prompts see only the reply's tail

@@ -33,13 +33,13 @@ from ghost_agent.agent.loop_run import (
     primary_args,
 )
 from ghost_agent.agent.protocol import parse_action, render_action
-from ghost_agent.distill.trajectory import Step
 from ghost_agent.llm.base import BackendError, LLMBackend
 from ghost_agent.logging import get_logger
 from ghost_agent.mcts import MCTSError, MCTSReasoner, MCTSResult, PlanState
 from ghost_agent.prm.features import ActionCandidate
 from ghost_agent.tools.base import ToolContext, cap_text, one_line, preview_text
 from ghost_agent.tools.registry import ToolRegistry, parse_arguments
+from ghost_agent.trajectories.record import Step
 
 log = get_logger("agent.loop")
 

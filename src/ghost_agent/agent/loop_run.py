@@ -8,10 +8,10 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ghost_agent.distill.trajectory import Step
 from ghost_agent.logging import get_logger
 from ghost_agent.tools.base import ToolContext
 from ghost_agent.tools.registry import ToolRegistry
+from ghost_agent.trajectories.record import Step
 
 log = get_logger("agent.loop")
 

@@ -21,7 +21,7 @@ import re
 from collections.abc import Sequence
 
 from ghost_agent.agent import claims, form
-from ghost_agent.mcts.prompts import messages
+from ghost_agent.text.prompts import messages
 
 PROMPT = "agent_preference"
 MAX_PREFERENCES = 3

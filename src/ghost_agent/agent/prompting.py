@@ -15,10 +15,10 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from ghost_agent.distill.trajectory import Step
-from ghost_agent.mcts.prompts import NOTHING_YET, load_prompt
+from ghost_agent.text.prompts import NOTHING_YET, load_prompt
 from ghost_agent.tools.base import one_line
 from ghost_agent.tools.registry import ToolRegistry
+from ghost_agent.trajectories.record import Step
 
 Message = dict[str, Any]
 

@@ -15,14 +15,14 @@ from typing import Any
 
 from ghost_agent.agent.recent import RecentTurn, RecentTurns
 from ghost_agent.agent.turn import ClientDisconnected, Turn
-from ghost_agent.distill.collector import TrajectoryCollector
-from ghost_agent.distill.outcome_heuristics import apply_chat_outcome_heuristics
-from ghost_agent.distill.redact import redact_text
-from ghost_agent.distill.trajectory import Outcome, Source, Step, Trajectory
+from ghost_agent.feedback.outcome_heuristics import apply_chat_outcome_heuristics
 from ghost_agent.llm import wire
 from ghost_agent.llm.base import BackendError
 from ghost_agent.llm.stream_fold import ChunkFolder
 from ghost_agent.logging import get_logger
+from ghost_agent.privacy.redact import redact_text
+from ghost_agent.trajectories.collector import TrajectoryCollector
+from ghost_agent.trajectories.record import Outcome, Source, Step, Trajectory
 
 log = get_logger("record")
 

@@ -15,7 +15,6 @@ from ghost_agent.prm.scorer import PRMScorer
 from ghost_agent.router.dispatch import Router
 
 if TYPE_CHECKING:
-    from ghost_agent.distill.collector import TrajectoryCollector
     from ghost_agent.llm.base import LLMBackend
     from ghost_agent.memory.store import SkillMemory
     from ghost_agent.sandbox.base import SandboxBackend
@@ -23,6 +22,7 @@ if TYPE_CHECKING:
     from ghost_agent.selfhood.service import Selfhood
     from ghost_agent.settings import Settings
     from ghost_agent.tools.registry import ToolRegistry
+    from ghost_agent.trajectories.collector import TrajectoryCollector
 
 
 @dataclass

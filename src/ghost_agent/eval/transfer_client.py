@@ -201,7 +201,7 @@ class HomeStore:
 
     def no_lesson_reason(self, trajectory_id: str) -> str:
         """Why the reflection on the trajectory stored no lesson (its record's `no_lesson`), or ""."""
-        from ghost_agent.distill.collector import TrajectoryCollector
+        from ghost_agent.trajectories.collector import TrajectoryCollector
 
         if not self.home.trajectories.is_dir():
             return ""
@@ -225,7 +225,7 @@ class HomeStore:
         return None if ids is None else len(ids)
 
     def _trajectory(self, trajectory_id: str) -> Any:
-        from ghost_agent.distill.collector import TrajectoryCollector
+        from ghost_agent.trajectories.collector import TrajectoryCollector
 
         if not self.home.trajectories.is_dir():
             return None

@@ -17,9 +17,9 @@ import httpx
 import orjson
 
 from ghost_agent import jsonsafe
-from ghost_agent.distill.redact import redact_text, redact_url
 from ghost_agent.llm.base import BackendError, BackendHealth, LLMBackend
 from ghost_agent.llm.fast_transport import FastAsyncTransport
+from ghost_agent.privacy.redact import redact_text, redact_url
 
 JSON = dict[str, Any]
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import secrets
 import time
+from collections.abc import Mapping
 from typing import Any
 
 JSON = dict[str, Any]
@@ -111,3 +113,30 @@ def last_user_text(body: JSON) -> str:
 def rough_token_count(text: str) -> int:
     """A cheap token estimate (~4 chars/token) for backends that cannot count."""
     return max(1, (len(text) + 3) // 4) if text else 0
+
+
+def reply_text(reply: Any) -> str:
+    """The assistant text of a `chat.completion` dict ("" when missing).
+
+    A reply that came back as native `tool_calls` instead of text is rendered as the JSON action array the
+    proposal prompt asks for, so either shape yields candidates.
+    """
+    try:
+        message = reply["choices"][0]["message"]
+    except (KeyError, IndexError, TypeError):
+        return ""
+    if not isinstance(message, Mapping):
+        return ""
+    content = message.get("content")
+    if isinstance(content, str) and content.strip():
+        return content
+    calls = message.get("tool_calls")
+    if isinstance(calls, list) and calls:
+        actions = []
+        for call in calls:
+            fn = call.get("function") if isinstance(call, Mapping) else None
+            if isinstance(fn, Mapping):
+                actions.append({"description": f"call {fn.get('name')}", "tool": fn.get("name"),
+                                "args": fn.get("arguments")})
+        return json.dumps(actions)
+    return ""

@@ -10,18 +10,15 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ghost_agent.prm.features import ActionCandidate
+from ghost_agent.text.lenient_json import SCAN_CHARS, iter_json
 
 JSON = dict[str, Any]
 
-SCAN_CHARS = 32_000  # a reply longer than this is rambling; its JSON, if any, is near the start
-MAX_DECODE_STARTS = 64  # bracket positions tried by the raw scan (bounds the work on bracket-heavy garbage)
-_FENCE_RE = re.compile(r"```[ \t]*[A-Za-z]*[ \t]*\r?\n?(.*?)```", re.S)
-_OPEN_RE = re.compile(r"[\[{]")
 _SCORE_RE = re.compile(r"""["']?(?:score|rating)["']?\s*[:=]\s*["']?(-?\d+(?:\.\d+)?)""", re.I)
 _NUMBER_RE = re.compile(r"^\s*(-?\d+(?:\.\d+)?)")
 _NO_TOOL = frozenset({"", "none", "null", "answer", "direct", "direct_answer", "respond"})
@@ -67,60 +64,6 @@ def normalize_tools(specs: Sequence[Any]) -> list[ToolSpec]:
             seen.add(tool.name)
             out.append(tool)
     return out
-
-
-def reply_text(reply: Any) -> str:
-    """The assistant text of a `chat.completion` dict ("" when missing).
-
-    A reply that came back as native `tool_calls` instead of text is rendered as the JSON action array the
-    proposal prompt asks for, so either shape yields candidates.
-    """
-    try:
-        message = reply["choices"][0]["message"]
-    except (KeyError, IndexError, TypeError):
-        return ""
-    if not isinstance(message, Mapping):
-        return ""
-    content = message.get("content")
-    if isinstance(content, str) and content.strip():
-        return content
-    calls = message.get("tool_calls")
-    if isinstance(calls, list) and calls:
-        actions = []
-        for call in calls:
-            fn = call.get("function") if isinstance(call, Mapping) else None
-            if isinstance(fn, Mapping):
-                actions.append({"description": f"call {fn.get('name')}", "tool": fn.get("name"),
-                                "args": fn.get("arguments")})
-        return json.dumps(actions)
-    return ""
-
-
-def iter_json(text: str) -> Iterator[Any]:
-    """Every JSON value findable in `text`, most likely first: the whole text, each fenced block, then each
-    bracketed value in the prose (values nested in one already yielded are not yielded again)."""
-    if not isinstance(text, str):
-        return
-    text = text[:SCAN_CHARS]
-    chunks = [text.strip()] + [m.group(1).strip() for m in _FENCE_RE.finditer(text)]
-    for chunk in chunks:
-        if chunk[:1] in ("[", "{"):
-            try:
-                yield json.loads(chunk)
-            except ValueError:
-                pass
-    decoder = json.JSONDecoder()
-    end = 0
-    for n, match in enumerate(_OPEN_RE.finditer(text)):
-        if n >= MAX_DECODE_STARTS:
-            break
-        if match.start() < end:
-            continue
-        try:
-            value, end = decoder.raw_decode(text, match.start())
-        except (ValueError, RecursionError):
-            continue
-        yield value
 
 
 def _args(raw: Any) -> Any:
@@ -253,10 +196,8 @@ __all__ = [
     "ToolSpec",
     "candidate_from",
     "dedupe",
-    "iter_json",
     "normalize_tools",
     "parse_candidates",
     "parse_rating",
     "rating_from_ten",
-    "reply_text",
 ]

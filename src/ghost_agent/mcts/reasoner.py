@@ -17,14 +17,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ghost_agent.distill.redact import redact_text
 from ghost_agent.llm.base import BackendError, LLMBackend
+from ghost_agent.llm.wire import reply_text
 from ghost_agent.logging import get_logger
-from ghost_agent.mcts import prompts
-from ghost_agent.mcts.parse import ToolSpec, candidate_from, normalize_tools, parse_candidates, parse_rating, reply_text
+from ghost_agent.mcts.parse import ToolSpec, candidate_from, normalize_tools, parse_candidates, parse_rating
+from ghost_agent.mcts.render import render_action, render_tools
 from ghost_agent.mcts.result import CandidateRecord, MCTSError, MCTSResult, Provenance
+from ghost_agent.privacy.redact import redact_text
 from ghost_agent.prm.features import ActionCandidate, PlanState
 from ghost_agent.prm.scorer import clamp_unit
+from ghost_agent.text import prompts
 
 log = get_logger("mcts")
 
@@ -194,7 +196,7 @@ class MCTSReasoner:
             task=task,
             plan_state=progress or prompts.NOTHING_YET,
             tools=tools,
-            rendered_tools=prompts.render_tools(tools),
+            rendered_tools=render_tools(tools),
         )
         if candidates is None:
             own = [_as_candidate(c) for c in seed]
@@ -325,7 +327,7 @@ class MCTSReasoner:
     async def _simulate(self, ctx: _Context, action: ActionCandidate) -> tuple[CandidateRecord, str | None]:
         """One simulation call → (record, backend error text or None). Never raises a BackendError."""
         record = CandidateRecord(action=action, score=NEUTRAL)
-        msgs = prompts.messages("mcts_simulate", action=prompts.render_action(action), **self._fields(ctx))
+        msgs = prompts.messages("mcts_simulate", action=render_action(action), **self._fields(ctx))
         try:
             text = await self._complete(ctx, msgs)
         except BackendError as exc:
@@ -347,7 +349,7 @@ class MCTSReasoner:
         """One lookahead call: the best next action after `record`'s imagined result and its rating."""
         msgs = prompts.messages(
             "mcts_expand",
-            action=prompts.render_action(record.action),
+            action=render_action(record.action),
             imagined_result=record.imagined_result or "",
             **self._fields(ctx),
         )

@@ -17,7 +17,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
-from ghost_agent.distill.user_correction import STOPWORDS
+from ghost_agent.text.words import STOPWORDS
 
 JSON = dict[str, Any]
 

@@ -23,7 +23,7 @@ import hashlib
 import re
 import unicodedata
 
-from ghost_agent.distill.redact_rules import redact_text
+from ghost_agent.privacy.redact_rules import redact_text
 
 # Hard caps per field, in characters, applied after redaction. A lesson is a hint, not a transcript: the
 # task is a bounded excerpt of the request, the mistake one line of what failed, the solution what fixed it.

@@ -34,8 +34,6 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from ghost_agent.distill.trajectory import parse_ts, utc_now_iso
-from ghost_agent.distill.user_correction import jaccard
 from ghost_agent.logging import get_logger
 from ghost_agent.memory.lessons import LearnResult, Lesson, ScoredLesson, lesson_tokens, relevance_tokens
 from ghost_agent.memory.preference import LESSON_SOURCE as PREFERENCE_SOURCE
@@ -49,6 +47,8 @@ from ghost_agent.memory.sanitize import (
     visibility_key,
 )
 from ghost_agent.memory.schema import SCHEMA_VERSION, SchemaError, connect
+from ghost_agent.text.words import jaccard
+from ghost_agent.trajectories.record import parse_ts, utc_now_iso
 
 log = get_logger("memory")
 

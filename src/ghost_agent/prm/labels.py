@@ -20,9 +20,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ghost_agent.distill.trajectory import Outcome, Step, Trajectory
 from ghost_agent.prm.features import ActionCandidate, PlanState
 from ghost_agent.training import RewardSource, outcome_source, source_weight
+from ghost_agent.trajectories.record import Outcome, Step, Trajectory
 
 DEFAULT_GAMMA = 0.9
 DEFAULT_THRESHOLD = 0.5

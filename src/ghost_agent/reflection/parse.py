@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ghost_agent.mcts.parse import iter_json
+from ghost_agent.text.lenient_json import iter_json
 
 TASK_CHARS = 200
 MISTAKE_CHARS = 400

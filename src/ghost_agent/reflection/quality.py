@@ -22,9 +22,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ghost_agent.distill.trajectory import Trajectory
 from ghost_agent.memory.lessons import lesson_tokens
 from ghost_agent.reflection.parse import TASK_CHARS, LessonDraft, clean_field
+from ghost_agent.trajectories.record import Trajectory
 
 MIN_TASK_TOKENS = 2  # "sql" alone matches every SQL request ever; "sql date filters" is a kind
 REQUEST_KIND_CHARS = 120

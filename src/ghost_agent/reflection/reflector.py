@@ -29,16 +29,16 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any, Protocol, TypeVar
 
-from ghost_agent.distill.collector import TrajectoryCollector
-from ghost_agent.distill.trajectory import Outcome, Source, Trajectory
 from ghost_agent.llm.base import BackendError, LLMBackend
+from ghost_agent.llm.wire import reply_text
 from ghost_agent.logging import get_logger
-from ghost_agent.mcts.parse import reply_text
-from ghost_agent.mcts.prompts import messages
 from ghost_agent.memory.preference import LESSON_SOURCE as PREFERENCE_SOURCE
 from ghost_agent.memory.preference import preference_solution, stated_preference
 from ghost_agent.reflection.parse import LessonDraft, NoLesson, parse_lesson
 from ghost_agent.reflection.quality import request_kind, transient_failure, vet_lesson
+from ghost_agent.text.prompts import messages
+from ghost_agent.trajectories.collector import TrajectoryCollector
+from ghost_agent.trajectories.record import Outcome, Source, Trajectory
 from ghost_agent.verifier import clip
 from ghost_agent.watchdog.gate import ModelPreempted
 

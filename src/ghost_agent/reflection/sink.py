@@ -18,9 +18,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ghost_agent.distill.collector import TrajectoryCollector
 from ghost_agent.logging import get_logger
 from ghost_agent.reflection.reflector import ReflectionRecord
+from ghost_agent.trajectories.collector import TrajectoryCollector
 
 if TYPE_CHECKING:
     from ghost_agent.memory.store import SkillMemory

@@ -22,8 +22,6 @@ from typing import TYPE_CHECKING, Any
 
 from ghost_agent.agent.correction import CorrectionEvent
 from ghost_agent.agent.turn import Turn
-from ghost_agent.distill.collector import TrajectoryCollector
-from ghost_agent.distill.trajectory import Outcome, Trajectory
 from ghost_agent.logging import get_logger
 from ghost_agent.reflection.reflector import (
     STATUS_OK,
@@ -33,6 +31,8 @@ from ghost_agent.reflection.reflector import (
     Reflector,
 )
 from ghost_agent.reflection.sink import CompositeSink
+from ghost_agent.trajectories.collector import TrajectoryCollector
+from ghost_agent.trajectories.record import Outcome, Trajectory
 
 if TYPE_CHECKING:
     from ghost_agent.agent.services import AgentServices

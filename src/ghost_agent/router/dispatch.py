@@ -31,7 +31,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ghost_agent.distill.trajectory import Trajectory
 from ghost_agent.linear import LogisticModel
 from ghost_agent.live_model import LiveModel
 from ghost_agent.llm.wire import last_user_text
@@ -39,6 +38,7 @@ from ghost_agent.logging import get_logger
 from ghost_agent.router.features import router_features
 from ghost_agent.router.model import RouterModel, is_router_model
 from ghost_agent.router.prior import REASON_PRIOR_AGENT, REASON_PRIOR_FAST, REASON_PRIOR_UNCERTAIN, prior_verdict
+from ghost_agent.trajectories.record import Trajectory
 
 Route = Literal["fast", "agent"]
 FAST: Route = "fast"

@@ -36,7 +36,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
-from ghost_agent.distill.trajectory import Outcome, Source, Trajectory
 from ghost_agent.router.dispatch import AGENT, FAST, RouterRequest
 from ghost_agent.training import (
     DEFAULT_SOURCE_WEIGHTS,
@@ -45,6 +44,7 @@ from ghost_agent.training import (
     outcome_source,
     source_weight,
 )
+from ghost_agent.trajectories.record import Outcome, Source, Trajectory
 
 RULE_USED_TOOLS = "used_tools"
 RULE_FAST_FAILED = "fast_failed"

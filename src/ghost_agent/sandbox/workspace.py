@@ -29,8 +29,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ghost_agent.distill.redact import redact_text, session_key
 from ghost_agent.logging import get_logger
+from ghost_agent.privacy.redact import redact_text, session_key
 from ghost_agent.sandbox.base import SandboxError
 
 log = get_logger("sandbox.workspace")

@@ -24,8 +24,8 @@ from typing import Any
 import orjson
 
 from ghost_agent.atomic import atomic_write_bytes
-from ghost_agent.distill.trajectory import utc_now_iso
 from ghost_agent.memory.sanitize import clean_label
+from ghost_agent.trajectories.record import utc_now_iso
 
 JSON = dict[str, Any]
 Scalar = str | int | float | bool | None

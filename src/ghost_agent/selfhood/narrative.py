@@ -25,8 +25,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ghost_agent.distill.redact_rules import redact_text
 from ghost_agent.memory.sanitize import neutralize
+from ghost_agent.privacy.redact_rules import redact_text
 from ghost_agent.selfhood.diary import DiaryEntry
 from ghost_agent.selfhood.self_state import KINDS
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ghost_agent.agent.request_kind import classify
-from ghost_agent.distill.trajectory import Outcome, Source, Trajectory
+from ghost_agent.trajectories.record import Outcome, Source, Trajectory
 
 SCHEMA = "ghost.selfhood.state.v1"
 KINDS = ("code", "quantitative", "files", "general")

@@ -23,7 +23,6 @@ from ghost_agent.agent.respond import RespondStage
 from ghost_agent.agent.routing import RouterStage
 from ghost_agent.agent.services import AgentServices
 from ghost_agent.agent.stages import ContextStage, PrepareStage, ReplyModelStage
-from ghost_agent.distill.collector import TrajectoryCollector
 from ghost_agent.home import GhostHome
 from ghost_agent.llm.base import LLMBackend
 from ghost_agent.llm.model_names import ModelNames
@@ -46,6 +45,7 @@ from ghost_agent.server.routes import router as misc_router
 from ghost_agent.server.state import AppContext
 from ghost_agent.settings import Settings
 from ghost_agent.tools.registry import default_registry
+from ghost_agent.trajectories.collector import TrajectoryCollector
 from ghost_agent.watchdog.activity import UserActivityMiddleware
 from ghost_agent.watchdog.clock import ActivityClock, Clock
 from ghost_agent.watchdog.gate import ModelGate

@@ -15,8 +15,8 @@ from typing import Any
 
 import orjson
 
-from ghost_agent.distill.redact import request_id as client_request_id
 from ghost_agent.logging import get_logger
+from ghost_agent.privacy.redact import request_id as client_request_id
 from ghost_agent.server.errors import ApiError, internal_error
 from ghost_agent.server.state import AppContext
 

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Request
 from starlette.responses import Response
 
 from ghost_agent import __version__
-from ghost_agent.distill.redact import redact_url
+from ghost_agent.privacy.redact import redact_url
 from ghost_agent.sandbox.detect import FIX
 from ghost_agent.server.chat.protocol import (
     BackendStatus,

@@ -14,9 +14,9 @@ from typing import Any
 import uvicorn
 from uvicorn.config import STARTUP_FAILURE
 
-from ghost_agent.distill.redact import redact_url
 from ghost_agent.home import GhostHome
 from ghost_agent.logging import get_logger
+from ghost_agent.privacy.redact import redact_url
 from ghost_agent.server.app import build_app
 from ghost_agent.settings import Settings
 

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 
 from ghost_agent.agent.pipeline import TurnPipeline
 from ghost_agent.agent.services import AgentServices
-from ghost_agent.distill.collector import TrajectoryCollector
 from ghost_agent.home import GhostHome
 from ghost_agent.llm.base import LLMBackend
 from ghost_agent.llm.model_names import ModelNames
@@ -20,6 +19,7 @@ from ghost_agent.sandbox.detect import Detection
 from ghost_agent.sandbox.workspace import Workspaces
 from ghost_agent.server.metrics import Metrics
 from ghost_agent.settings import Settings
+from ghost_agent.trajectories.collector import TrajectoryCollector
 from ghost_agent.watchdog.clock import ActivityClock
 from ghost_agent.watchdog.gate import ModelGate
 

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ghost_agent.distill.trajectory import Source, Step, Trajectory
+from ghost_agent.trajectories.record import Source, Step, Trajectory
 
 MIN_LEN = 2
 DEFAULT_MAX_LEN = 4

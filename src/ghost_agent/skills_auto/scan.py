@@ -16,8 +16,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ghost_agent.distill.trajectory import Trajectory
 from ghost_agent.skills_auto.mining import Observed, observe
+from ghost_agent.trajectories.record import Trajectory
 
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 READ_BYTES = 1 << 16

@@ -24,9 +24,9 @@ from typing import Any
 
 import orjson
 
-from ghost_agent.distill.trajectory import utc_now_iso
 from ghost_agent.skills_auto.mining import Observed, Support, render
 from ghost_agent.skills_auto.scan import Cursor
+from ghost_agent.trajectories.record import utc_now_iso
 
 SCHEMA_VERSION = 1
 STATUSES = ("candidate", "promoted", "rejected")

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ghost_agent.distill.redact import redact_text
+from ghost_agent.privacy.redact import redact_text
 from ghost_agent.sandbox.base import ExecLimits, ExecResult, SandboxBackend, SandboxError
 from ghost_agent.sandbox.workspace import Workspaces
 from ghost_agent.tools.confine import workspace_usage

@@ -17,8 +17,8 @@ from ghost_agent.skills_auto.store import candidate_counts
 from ghost_agent.watchdog.clock import Clock, SystemClock
 
 if TYPE_CHECKING:
-    from ghost_agent.distill.collector import TrajectoryCollector
     from ghost_agent.server.state import AppContext
+    from ghost_agent.trajectories.collector import TrajectoryCollector
 
 JSON = dict[str, Any]
 Provider = Callable[[], JSON]

@@ -11,9 +11,9 @@ from starlette.background import BackgroundTask
 from starlette.responses import Response
 
 from ghost_agent.agent.turn import ClientDisconnected, Turn
-from ghost_agent.distill.redact import session_key
 from ghost_agent.llm import content_parts, wire
 from ghost_agent.llm.base import BackendError
+from ghost_agent.privacy.redact import session_key
 from ghost_agent.server.chat.protocol import ChatCompletion, ChatCompletionRequest
 from ghost_agent.server.chat.streaming import SSEResponse, run_until_disconnect
 from ghost_agent.server.errors import ApiError
@@ -34,7 +34,7 @@ def session_id(request: Request, body: dict[str, Any]) -> str:
     """Which conversation a request belongs to: `x-ghost-session-id`, else the OpenAI `user` field.
 
     The id names a workspace directory and a trajectory file and lands in logs, so one holding a secret is
-    replaced by a stable pseudonym (`distill.redact.session_key`) before anything uses it."""
+    replaced by a stable pseudonym (`privacy.redact.session_key`) before anything uses it."""
     value = request.headers.get("x-ghost-session-id") or body.get("user") or "default"
     return session_key(str(value))
 

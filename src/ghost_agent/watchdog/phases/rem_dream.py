@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from ghost_agent.distill.trajectory import parse_ts
 from ghost_agent.logging import get_logger
 from ghost_agent.memory.lessons import Lesson, lesson_tokens
+from ghost_agent.trajectories.record import parse_ts
 from ghost_agent.watchdog.base import Phase, PhaseContext, PhaseResult, Timing
 
 log = get_logger("watchdog")

@@ -23,12 +23,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from ghost_agent.distill.collector import TrajectoryCollector
-from ghost_agent.distill.corrections import CorrectionsSidecar
-from ghost_agent.distill.trajectory import Outcome, Source
+from ghost_agent.llm.wire import reply_text
 from ghost_agent.logging import get_logger
-from ghost_agent.mcts.parse import reply_text
-from ghost_agent.mcts.prompts import messages
 from ghost_agent.selfhood.narrative import (
     RECENT_EVENTS,
     Narrative,
@@ -38,6 +34,10 @@ from ghost_agent.selfhood.narrative import (
 )
 from ghost_agent.selfhood.self_state import SelfStateBuilder
 from ghost_agent.selfhood.service import Selfhood
+from ghost_agent.text.prompts import messages
+from ghost_agent.trajectories.collector import TrajectoryCollector
+from ghost_agent.trajectories.corrections import CorrectionsSidecar
+from ghost_agent.trajectories.record import Outcome, Source
 from ghost_agent.watchdog.base import Phase, PhaseContext, PhaseResult, Timing
 
 log = get_logger("watchdog")

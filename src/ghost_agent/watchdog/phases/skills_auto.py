@@ -20,11 +20,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ghost_agent.distill.corrections import CorrectionsSidecar
 from ghost_agent.logging import get_logger
 from ghost_agent.skills_auto.mining import DEFAULT_MAX_LEN, DEFAULT_MIN_SUPPORT, mine
 from ghost_agent.skills_auto.scan import pending_files, read_chunk
 from ghost_agent.skills_auto.store import DEFAULT_WINDOW, SkillStore
+from ghost_agent.trajectories.corrections import CorrectionsSidecar
 from ghost_agent.watchdog.base import Phase, PhaseContext, PhaseResult, Timing
 
 log = get_logger("watchdog")

@@ -1,1 +1,0 @@
-"""Trajectories and the outcome signals every learning loop reads: store, redaction, heuristics."""
