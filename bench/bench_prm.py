@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from synth_prm import SynthConfig, make_corpus  # noqa: E402
 
-from ghost_agent.linear import roc_auc  # noqa: E402
+from ghost_agent.learned.linear import roc_auc  # noqa: E402
 from ghost_agent.prm.features import ActionCandidate, PlanState, extract_step_features  # noqa: E402
 from ghost_agent.prm.labels import iter_step_samples  # noqa: E402
 from ghost_agent.prm.model import StepValueModel  # noqa: E402

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from ghost_agent.eval.cli import main
+from ghost_agent.cli.eval import main
 
 if __name__ == "__main__":
     sys.exit(main())

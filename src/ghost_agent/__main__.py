@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from ghost_agent.cli import main
+from ghost_agent.cli.main import main
 
 if __name__ == "__main__":
     sys.exit(main())

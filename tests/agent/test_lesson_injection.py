@@ -20,8 +20,8 @@ from ghost_agent.agent.memory_bus import MemoryStage
 from ghost_agent.agent.respond import RespondStage
 from ghost_agent.agent.services import AgentServices
 from ghost_agent.agent.turn import Turn
+from ghost_agent.cli.lessons import run_lessons_cli
 from ghost_agent.home import GhostHome
-from ghost_agent.lessons_cli import run_lessons_cli
 from ghost_agent.llm.scripted import ScriptedBackend, ScriptedReply
 from ghost_agent.memory.bus import CLOSE, HEADER, OPEN
 from ghost_agent.memory.store import SkillMemory

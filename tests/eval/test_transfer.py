@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from ghost_agent.eval.cli import run_eval_cli
+from ghost_agent.cli.eval import run_eval_cli
 from ghost_agent.eval.suites.transfer import FAMILIES, families
 from ghost_agent.eval.transfer import HomeStore, TransferClient, control_probes, run_transfer
 from ghost_agent.eval.transfer_report import (

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ghost_agent.linear import LogisticModel
+from ghost_agent.learned.linear import LogisticModel
 from ghost_agent.prm.features import (
     ACTION_FEATURE_NAMES,
     ARGS_MAX_NODES,

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from ghost_agent.learned.training import RewardSource
 from ghost_agent.prm.features import ActionCandidate, PlanState
 from ghost_agent.prm.labels import (
     StepLabelSpec,
@@ -18,7 +19,6 @@ from ghost_agent.prm.labels import (
     iter_step_samples,
     reconstruct_state,
 )
-from ghost_agent.training import RewardSource
 from ghost_agent.trajectories.collector import TrajectoryCollector
 from ghost_agent.trajectories.record import Outcome, Source, Trajectory
 from tests.prm.samplehelp import TOOLS, refire_world, step, store, traj

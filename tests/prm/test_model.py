@@ -11,7 +11,7 @@ import numpy as np
 import orjson
 import pytest
 
-from ghost_agent.linear import CheckpointError, LogisticModel, roc_auc
+from ghost_agent.learned.linear import CheckpointError, LogisticModel, roc_auc
 from ghost_agent.prm.features import PRM_FEATURE_NAMES, ActionCandidate, PlanState, extract_step_features
 from ghost_agent.prm.model import KIND, SCHEMA, StepValueModel
 from ghost_agent.router.features import ROUTER_FEATURE_NAMES

@@ -15,7 +15,7 @@ import pytest
 import structlog
 from structlog.testing import capture_logs
 
-from ghost_agent.linear import LogisticModel
+from ghost_agent.learned.linear import LogisticModel
 from ghost_agent.prm.features import PRM_FEATURE_NAMES, ActionCandidate, PlanState
 from ghost_agent.prm.model import StepValueModel
 from ghost_agent.prm.scorer import NEUTRAL, PRMScorer, clamp_unit

@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 from structlog.testing import capture_logs
 
-from ghost_agent.linear import binary_metrics, roc_auc
+from ghost_agent.learned.linear import binary_metrics, roc_auc
+from ghost_agent.learned.training import Floors, RewardSource
 from ghost_agent.prm.features import extract_step_features
 from ghost_agent.prm.labels import StepLabelSpec, iter_step_samples
 from ghost_agent.prm.model import StepValueModel
 from ghost_agent.prm.scorer import PRMScorer
 from ghost_agent.prm.trainer import PRMTrainer
-from ghost_agent.training import Floors, RewardSource
 from ghost_agent.trajectories.collector import TrajectoryCollector
 from ghost_agent.trajectories.record import Outcome, Source, Trajectory
 from tests.prm.samplehelp import balanced, fitted, refire_world, store, traj

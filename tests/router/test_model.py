@@ -9,7 +9,7 @@ import numpy as np
 import orjson
 import pytest
 
-from ghost_agent.linear import CheckpointError, LogisticModel
+from ghost_agent.learned.linear import CheckpointError, LogisticModel
 from ghost_agent.prm.features import PRM_FEATURE_NAMES
 from ghost_agent.prm.model import StepValueModel
 from ghost_agent.router.features import ROUTER_FEATURE_NAMES, router_features

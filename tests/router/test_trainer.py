@@ -17,12 +17,12 @@ from structlog.testing import capture_logs
 from ghost_agent.agent.record import build_trajectory
 from ghost_agent.agent.routing import RouterStage
 from ghost_agent.agent.turn import Turn
-from ghost_agent.linear import roc_auc
+from ghost_agent.learned.linear import roc_auc
+from ghost_agent.learned.training import Floors, RewardSource
 from ghost_agent.router.dispatch import Router, RouterRequest
 from ghost_agent.router.labels import iter_router_samples, label_rule, router_label, router_sample
 from ghost_agent.router.model import RouterModel
 from ghost_agent.router.trainer import RouterTrainer
-from ghost_agent.training import Floors, RewardSource
 from ghost_agent.trajectories.collector import TrajectoryCollector
 from ghost_agent.trajectories.record import Outcome, Step, Trajectory, new_trajectory_id
 

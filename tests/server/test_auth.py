@@ -132,7 +132,7 @@ def test_a_blank_or_padded_key_is_refused(tmp_path: Path, key: str) -> None:
 def test_serve_with_a_blank_key_exits_before_starting(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tests.test_cli import run_cli
+    from tests.cli.test_main import run_cli
 
     monkeypatch.setenv("GHOST_API_KEY", "   ")
     code, _, err = run_cli(["serve", "--home", str(tmp_path), "--upstream-url", "http://127.0.0.1:9"], capsys)

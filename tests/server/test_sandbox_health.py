@@ -14,7 +14,7 @@ import httpx
 import orjson
 import pytest
 
-from ghost_agent.doctor import check_sandbox
+from ghost_agent.cli.doctor import check_sandbox
 from ghost_agent.home import GhostHome
 from ghost_agent.llm.factory import make_backend
 from ghost_agent.llm.scripted import ScriptedBackend, ScriptedReply

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ghost_agent.doctor import run_doctor
+from ghost_agent.cli.doctor import run_doctor
 from ghost_agent.home import GhostHome
 from ghost_agent.llm.fake_server import free_port
 from ghost_agent.llm.http_upstream import HttpUpstreamBackend, upstream_message

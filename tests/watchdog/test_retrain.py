@@ -12,14 +12,14 @@ from typing import Any
 
 from ghost_agent.agent.respond import AgentTurn
 from ghost_agent.agent.turn import Turn
-from ghost_agent.holdout import PRIMARY
+from ghost_agent.cli.status import render
+from ghost_agent.learned.holdout import PRIMARY
 from ghost_agent.prm.model import StepValueModel
 from ghost_agent.router.model import RouterModel
 from ghost_agent.trajectories.record import Trajectory
 from ghost_agent.watchdog import PhaseResult
-from ghost_agent.watchdog.cli import render
 from ghost_agent.watchdog.phases.retrain import RetrainPhase
-from tests.retrainhelp import PROBE_ACTION, PROBE_STATE, fast_turns, inverted_model, normal_model, world
+from tests.learned.retrainhelp import PROBE_ACTION, PROBE_STATE, fast_turns, inverted_model, normal_model, world
 from tests.watchdog.conftest import PLACEHOLDER, SCALE, Daemon, wait_until, watchdog_app
 
 
@@ -180,7 +180,7 @@ def worker_children() -> list[int]:
         except OSError:
             continue
         ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        if ppid == me and b"ghost_agent.job_worker" in cmdline:
+        if ppid == me and b"ghost_agent.learned.job_worker" in cmdline:
             found.append(int(entry.name))
     return found
 

@@ -13,10 +13,10 @@ from typing import Any
 
 import orjson
 
+from ghost_agent.cli.skills import run_skills_cli
 from ghost_agent.home import GhostHome
 from ghost_agent.llm.scripted import ScriptedBackend
 from ghost_agent.memory.bus import CLOSE, HEADER, OPEN
-from ghost_agent.skills_auto.cli import run_skills_cli
 from ghost_agent.skills_auto.mining import ARROW
 from ghost_agent.skills_auto.store import SkillStore
 from ghost_agent.trajectories.record import Outcome

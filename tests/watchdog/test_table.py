@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ghost_agent.cli import build_parser
+from ghost_agent.cli.main import build_parser
 from ghost_agent.settings import Settings, SettingsError, load_settings
 from ghost_agent.watchdog.base import NotBuiltPhase
 from ghost_agent.watchdog.table import ROWS, build_phases, tick_seconds

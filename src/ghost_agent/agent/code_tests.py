@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ghost_agent.agent.claims import parses
-from ghost_agent.eval.humaneval_exec import assemble_program, extract_code
+from ghost_agent.agent.code_program import assemble_program, extract_code
 from ghost_agent.privacy.redact import redact_text
 
 REPORT_MARK = "__GHOST_CHECK_REPORT__"
@@ -185,7 +185,7 @@ def model_cases(reply: str, names: list[str]) -> list[Case]:
 
 
 def answer_code(reply: str, names: list[str]) -> str:
-    """The answer's code that defines the entry point (see `eval.humaneval_exec.extract_code`)."""
+    """The answer's code that defines the entry point (see `code_program.extract_code`)."""
     return extract_code(reply, names[0] if names else None)
 
 

@@ -33,6 +33,7 @@ from ghost_agent.agent.services import AgentServices
 from ghost_agent.agent.stages import BackendCallStage
 from ghost_agent.agent.streaming import agent_chunks
 from ghost_agent.agent.turn import Turn
+from ghost_agent.agent.verifier import Evidence, Verdict, Verifier
 from ghost_agent.llm import wire
 from ghost_agent.llm.base import BackendError
 from ghost_agent.logging import get_logger
@@ -41,7 +42,6 @@ from ghost_agent.memory.bus import strip_notes_echo
 from ghost_agent.memory.sanitize import neutralize
 from ghost_agent.sandbox.base import ExecLimits
 from ghost_agent.tools.base import ToolContext
-from ghost_agent.verifier import Evidence, Verdict, Verifier
 
 log = get_logger("agent")
 

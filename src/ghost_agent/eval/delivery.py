@@ -28,7 +28,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ghost_agent.eval.humaneval_exec import assemble_program
+from ghost_agent.agent.code_program import assemble_program
 from ghost_agent.eval.verifiers import numbers_in
 from ghost_agent.sandbox.base import ExecLimits, SandboxBackend
 

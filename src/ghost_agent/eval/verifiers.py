@@ -6,7 +6,7 @@ code in this process: `code_tests` executes the reply in our sandbox. A verifier
 only when the *task* is malformed (an empty pattern, an unparsable expected number) - the adapter turns that into
 a CRASH reward, never a scored miss.
 
-`extract_code` (shared with the HumanEval executor, `eval/humaneval_exec.py`) is re-exported here.
+`extract_code` (shared with the HumanEval executor, `agent/code_program.py`) is re-exported here.
 
 Verifiers that extract an answer before comparing (`numeric_match`, `mcq_letter`, `answer_line`) carry an
 `extract_answer` attribute: `extract_answer(predicted, **kw)` returns what they would grade, or None when the reply
@@ -23,7 +23,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ghost_agent.eval.humaneval_exec import assemble_program, extract_code
+from ghost_agent.agent.code_program import assemble_program, extract_code
 from ghost_agent.sandbox.base import ExecLimits, SandboxBackend
 
 Verifier = Callable[..., float]
@@ -238,7 +238,7 @@ def code_tests(
 ) -> float:
     """1.0 when the reply's code passes the test program `expected`, run in the sandbox; else 0.0.
 
-    The program is `humaneval_exec.assemble_program(prompt, predicted, expected, entry_point)`: the code
+    The program is `code_program.assemble_program(prompt, predicted, expected, entry_point)`: the code
     extracted from the reply (`extract_code`), after the problem `prompt` when given (its imports stay in scope;
     a body-only reply is joined to it), then the tests, plus `check(<entry_point>)` when the tests define
     `check` but never call it. It runs through `sandbox.run_sync` (default: `ghost_agent.sandbox.get_sandbox()`),

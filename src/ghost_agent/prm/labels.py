@@ -20,8 +20,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ghost_agent.learned.training import RewardSource, outcome_source, source_weight
 from ghost_agent.prm.features import ActionCandidate, PlanState
-from ghost_agent.training import RewardSource, outcome_source, source_weight
 from ghost_agent.trajectories.record import Outcome, Step, Trajectory
 
 DEFAULT_GAMMA = 0.9

@@ -1,6 +1,6 @@
 """StepValueModel: the PRM's logistic regression over `PRM_FEATURE_NAMES` (checkpoint `ghost.prm.logreg.v1`).
 
-A thin binding of the shared core (`ghost_agent.bound_model.BoundModel`) to the PRM's kind and frozen feature
+A thin binding of the shared core (`ghost_agent.learned.bound_model.BoundModel`) to the PRM's kind and frozen feature
 layout, plus the `(state, action)` convenience. The router's model is the same core bound to its own features.
 """
 
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ghost_agent.bound_model import BoundModel
-from ghost_agent.linear import schema_for
+from ghost_agent.learned.bound_model import BoundModel
+from ghost_agent.learned.linear import schema_for
 from ghost_agent.prm.features import PRM_FEATURE_NAMES, extract_step_features
 
 KIND = "prm"

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ghost_agent.live_model import LiveModel
+from ghost_agent.learned.live_model import LiveModel
 from ghost_agent.logging import get_logger
 from ghost_agent.prm.features import extract_batch_features, extract_step_features
 from ghost_agent.prm.model import StepValueModel

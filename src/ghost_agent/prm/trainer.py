@@ -12,11 +12,11 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ghost_agent.linear_trainer import DEFAULT_FLOORS, Batch, LinearTrainer
+from ghost_agent.learned.trainer import DEFAULT_FLOORS, Batch, LinearTrainer
+from ghost_agent.learned.training import Floors, RewardSource
 from ghost_agent.prm.features import extract_step_features
 from ghost_agent.prm.labels import StepLabelSpec, iter_step_samples
 from ghost_agent.prm.model import StepValueModel
-from ghost_agent.training import Floors, RewardSource
 from ghost_agent.trajectories.collector import TimeBound, TrajectoryCollector
 from ghost_agent.trajectories.record import Trajectory
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any, Protocol, TypeVar
 
+from ghost_agent.agent.verifier import clip
 from ghost_agent.llm.base import BackendError, LLMBackend
 from ghost_agent.llm.wire import reply_text
 from ghost_agent.logging import get_logger
@@ -39,7 +40,6 @@ from ghost_agent.reflection.quality import request_kind, transient_failure, vet_
 from ghost_agent.text.prompts import messages
 from ghost_agent.trajectories.collector import TrajectoryCollector
 from ghost_agent.trajectories.record import Outcome, Source, Trajectory
-from ghost_agent.verifier import clip
 from ghost_agent.watchdog.gate import ModelPreempted
 
 log = get_logger("reflection")

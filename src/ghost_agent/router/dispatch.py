@@ -31,8 +31,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ghost_agent.linear import LogisticModel
-from ghost_agent.live_model import LiveModel
+from ghost_agent.learned.linear import LogisticModel
+from ghost_agent.learned.live_model import LiveModel
 from ghost_agent.llm.wire import last_user_text
 from ghost_agent.logging import get_logger
 from ghost_agent.router.features import router_features

@@ -36,14 +36,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
-from ghost_agent.router.dispatch import AGENT, FAST, RouterRequest
-from ghost_agent.training import (
+from ghost_agent.learned.training import (
     DEFAULT_SOURCE_WEIGHTS,
     RewardSource,
     confidence_multiplier,
     outcome_source,
     source_weight,
 )
+from ghost_agent.router.dispatch import AGENT, FAST, RouterRequest
 from ghost_agent.trajectories.record import Outcome, Source, Trajectory
 
 RULE_USED_TOOLS = "used_tools"

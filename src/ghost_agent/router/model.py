@@ -1,6 +1,6 @@
 """RouterModel: the router's logistic regression over `ROUTER_FEATURE_NAMES` (checkpoint `ghost.router.logreg.v1`).
 
-A thin binding of the shared core (`ghost_agent.bound_model.BoundModel`) to the router's kind and frozen feature
+A thin binding of the shared core (`ghost_agent.learned.bound_model.BoundModel`) to the router's kind and frozen feature
 layout. It predicts P(this request needs the full agent): 1 = tools or the agent loop were needed, 0 = one
 upstream call (the fast path) was enough. The PRM's StepValueModel is the same core bound to its own features,
 and a checkpoint of one kind never loads as the other (the schema tags differ).
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ghost_agent.bound_model import BoundModel
-from ghost_agent.linear import schema_for
+from ghost_agent.learned.bound_model import BoundModel
+from ghost_agent.learned.linear import schema_for
 from ghost_agent.router.features import ROUTER_FEATURE_NAMES, router_features
 
 KIND = "router"

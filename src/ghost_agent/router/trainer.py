@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ghost_agent.linear_trainer import Batch, LinearTrainer
+from ghost_agent.learned.trainer import Batch, LinearTrainer
 from ghost_agent.router.labels import label_rule, router_sample
 from ghost_agent.router.model import RouterModel
 from ghost_agent.trajectories.record import Trajectory

@@ -3,7 +3,7 @@ trajectories into candidates with support counts; an operator promotes one into 
 
 `mining.py` (pure: tokens, n-grams, support, closed runs), `scan.py` (incremental reads of the trajectory
 tree), `store.py` (SQLite: cursor, mining window, candidates and decisions), `promote.py` (candidate → pinned
-lesson), `cli.py` (`ghost-agent skills`). The phase itself is `watchdog/phases/skills_auto.py`.
+lesson), `cli/skills.py` (`ghost-agent skills`). The phase itself is `watchdog/phases/skills_auto.py`.
 """
 
 from __future__ import annotations

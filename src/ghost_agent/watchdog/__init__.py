@@ -8,7 +8,7 @@ watchdog/base.py       Phase, Timing, PhaseResult, PhaseContext, NotBuiltPhase
 watchdog/table.py      the phase table (DESIGN §5) from the settings, PHASES registry
 watchdog/runner.py     Watchdog: the tick loop, cooldown anchors, per-phase state, status
 watchdog/counts.py     cached lesson / candidate / trajectory counts
-watchdog/route.py      GET /v1/ghost/status;  watchdog/cli.py: `ghost-agent status`
+watchdog/route.py      GET /v1/ghost/status;  cli/status.py: `ghost-agent status`
 watchdog/phases/       one module per implemented phase
 ```
 """

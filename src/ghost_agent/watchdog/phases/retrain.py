@@ -1,13 +1,13 @@
 """Phase 2.7, retrain (idle 900–3600 s, every `--prm-train-cooldown`, 3 h): refit the PRM and the router.
 
-One pass (`ghost_agent.retrain`) reads the whole store — the corrections sidecar overlaid, every sample
+One pass (`ghost_agent.learned.retrain`) reads the whole store — the corrections sidecar overlaid, every sample
 weighted by who decided its outcome (seed 004) — and fits both models in a **child process** at a lower
 CPU priority (`watchdog/process.py`): feature extraction is Python, and in a thread it would hold the
 GIL the event loop needs. Then, per model:
 
 * **bail** (too few trajectories or samples, one class, no new data since the live model, too little data to
   hold a slice out while a model is live): the live model stays; the reason is logged.
-* **rejected by the swap gate** (`holdout.py`): the candidate, fitted on the older data, scored a worse log
+* **rejected by the swap gate** (`learned/holdout.py`): the candidate, fitted on the older data, scored a worse log
   loss than the live model on the newest held-out slice. Not loaded; kept for inspection at
   `<home>/system/<kind>/rejected/<model id>.json` (the newest `KEEP_REJECTED`), its verdict in the metadata.
 * **accepted**: the model refitted on all the data is hot-swapped into the live slot (`ctx.prm_scorer` /
@@ -28,9 +28,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from ghost_agent.linear import LogisticModel
-from ghost_agent.logging import get_logger
-from ghost_agent.retrain import (
+from ghost_agent.learned.linear import LogisticModel
+from ghost_agent.learned.retrain import (
     KINDS,
     RESULT_ACCEPTED,
     RESULT_REJECTED,
@@ -41,6 +40,7 @@ from ghost_agent.retrain import (
     model_from,
     run_job,
 )
+from ghost_agent.logging import get_logger
 from ghost_agent.watchdog.base import Phase, PhaseContext, PhaseResult, Timing
 from ghost_agent.watchdog.phases.journal_drain import tree_signature
 from ghost_agent.watchdog.process import run_in_process
