@@ -21,9 +21,9 @@ from ghost_agent.agent.verifier import (
     Evidence,
     Verdict,
     Verifier,
-    clip,
 )
 from ghost_agent.llm.scripted import ScriptedBackend, ScriptedReply, tool_call
+from ghost_agent.text.excerpt import clip
 
 JSON = dict[str, Any]
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from ghost_agent.llm.gate import ModelGate, ModelPreempted
 from ghost_agent.llm.scripted import ScriptedBackend, ScriptedReply
 from ghost_agent.memory.store import SkillMemory
 from ghost_agent.reflection import CompositeSink, Reflector
@@ -18,7 +19,6 @@ from ghost_agent.reflection.parse import UNPARSEABLE
 from ghost_agent.reflection.reflector import NO_CORRECTION, build_messages
 from ghost_agent.trajectories.collector import TrajectoryCollector
 from ghost_agent.trajectories.record import Outcome, Source, Trajectory
-from ghost_agent.watchdog.gate import ModelGate, ModelPreempted
 from tests.reflection.helpers import THREE_WORDS, THREE_WORDS_FIX, critique, failed, step
 
 

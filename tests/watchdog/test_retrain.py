@@ -180,7 +180,7 @@ def worker_children() -> list[int]:
         except OSError:
             continue
         ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        if ppid == me and b"ghost_agent.learned.job_worker" in cmdline:
+        if ppid == me and b"ghost_agent.watchdog.job_worker" in cmdline:
             found.append(int(entry.name))
     return found
 

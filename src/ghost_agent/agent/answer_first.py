@@ -4,7 +4,7 @@ repair it.
 Measured on the embedded 1.5B, the model writes good direct answers but follows a JSON action protocol poorly
 (it ran code when asked to write it, leaked action JSON, looped). So the turn starts from the model's own direct
 answer — the client's messages exactly as the fast path would send them — and adds only what execution can
-decide (`agent/request_kind.py` says which):
+decide (`text/request_kind.py` says which):
 
 - **code requests**: the answer's code runs against the request's own examples and against assertions the model
   wrote from the spec (`agent/code_tests.py`); on a failure the model sees only the failing cases and revises
@@ -34,12 +34,12 @@ from typing import Any
 from ghost_agent.agent import claims, code_tests, form, preferences, structured
 from ghost_agent.agent.loop_run import LoopEvent, LoopResult, LoopRun, evidence_of, message_of
 from ghost_agent.agent.prompting import content_text, direct_messages
-from ghost_agent.agent.request_kind import RequestKind, classify
 from ghost_agent.llm.base import BackendError, LLMBackend
 from ghost_agent.logging import get_logger
 from ghost_agent.memory.bus import strip_notes_echo
 from ghost_agent.privacy.redact import redact_text
 from ghost_agent.text.prompts import load_prompt
+from ghost_agent.text.request_kind import RequestKind, classify
 from ghost_agent.tools.base import ToolContext, cap_text, one_line, preview_text
 from ghost_agent.tools.registry import ToolRegistry
 from ghost_agent.trajectories.record import Step

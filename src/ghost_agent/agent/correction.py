@@ -6,7 +6,7 @@ corrections sidecar (source `user_correction`, the strongest training signal the
 retracted. The previous turn is found by fingerprinting the assistant message the client sent back
 (`RecentTurns`), so no client-side session state is needed. Scheduling a reflection on the failed turn is
 the learning loops' job: `on_correction` hooks are called with a `CorrectionEvent` (the reflection
-scheduler subscribes; see `reflection/wiring.py`). Hooks run inside the correcting turn, before its reply:
+scheduler subscribes; see `agent/reflection_scheduler.py`). Hooks run inside the correcting turn, before its reply:
 they must only schedule work, never wait for it.
 """
 

@@ -27,7 +27,6 @@ from ghost_agent.agent.loop import LoopConfig, LoopEvent, LoopResult, ToolLoop
 from ghost_agent.agent.memory_bus import lesson_notes, system_extra, turn_preferences
 from ghost_agent.agent.notes_echo import strip_echo_stream
 from ghost_agent.agent.prompting import direct_messages
-from ghost_agent.agent.request_kind import RequestKind, classify
 from ghost_agent.agent.routing import takes_agent_path
 from ghost_agent.agent.services import AgentServices
 from ghost_agent.agent.stages import BackendCallStage
@@ -41,6 +40,7 @@ from ghost_agent.mcts import MCTSReasoner
 from ghost_agent.memory.bus import strip_notes_echo
 from ghost_agent.memory.sanitize import neutralize
 from ghost_agent.sandbox.base import ExecLimits
+from ghost_agent.text.request_kind import RequestKind, classify
 from ghost_agent.tools.base import ToolContext
 
 log = get_logger("agent")

@@ -21,6 +21,7 @@ from ghost_agent.llm.base import BackendError, LLMBackend
 from ghost_agent.llm.wire import reply_text
 from ghost_agent.logging import get_logger
 from ghost_agent.privacy.redact import redact_text
+from ghost_agent.text.excerpt import clip
 from ghost_agent.text.lenient_json import iter_json
 from ghost_agent.text.prompts import messages
 
@@ -89,23 +90,6 @@ class Verdict:
         if self.error is not None:
             out["error"] = self.error
         return out
-
-
-def clip(text: str, limit: int) -> str:
-    """`text` cut to at most `limit` characters, keeping head and tail around a `[… N chars clipped …]` marker.
-
-    The tail is kept because a traceback's last line or a command's final figure is usually what matters.
-    """
-    if len(text) <= limit:
-        return text
-    if limit < 40:  # no room for a marker and anything around it
-        return text[: max(0, limit)]
-    # Size the marker for the largest count it could show, so the result never exceeds `limit`.
-    budget = max(0, limit - len(f"\n[… {len(text)} chars clipped …]\n"))
-    head = (budget + 1) // 2
-    tail = budget - head
-    dropped = len(text) - head - tail
-    return text[:head] + f"\n[… {dropped} chars clipped …]\n" + (text[len(text) - tail :] if tail else "")
 
 
 def render_evidence(evidence: Sequence[Evidence]) -> str:
@@ -347,7 +331,6 @@ __all__ = [
     "Verdict",
     "VerdictLabel",
     "Verifier",
-    "clip",
     "failed",
     "parse_verdict",
     "render_evidence",

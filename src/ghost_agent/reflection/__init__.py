@@ -2,7 +2,7 @@
 
 `Reflector` (`reflect_one` for one trajectory, `run` for the idle-time backstop) → lenient parsing
 (`parse.py`) → the lesson quality rules (`quality.py`) → `CompositeSink` (SkillMemory + the trajectory store).
-`ReflectionScheduler` wires a user correction to `reflect_one` as a held task (`wiring.py`).
+`ReflectionScheduler` (`agent/reflection_scheduler.py`) wires a user correction to `reflect_one` as a held task.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from ghost_agent.reflection.reflector import (
     Reflector,
 )
 from ghost_agent.reflection.sink import CompositeSink
-from ghost_agent.reflection.wiring import ReflectionScheduler
 
 __all__ = [
     "STATUS_FAILED",
@@ -35,7 +34,6 @@ __all__ = [
     "NoLesson",
     "ReflectionRecord",
     "ReflectionResult",
-    "ReflectionScheduler",
     "Reflector",
     "Vetted",
     "parse_lesson",

@@ -29,18 +29,18 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any, Protocol, TypeVar
 
-from ghost_agent.agent.verifier import clip
 from ghost_agent.llm.base import BackendError, LLMBackend
+from ghost_agent.llm.gate import ModelPreempted
 from ghost_agent.llm.wire import reply_text
 from ghost_agent.logging import get_logger
 from ghost_agent.memory.preference import LESSON_SOURCE as PREFERENCE_SOURCE
 from ghost_agent.memory.preference import preference_solution, stated_preference
 from ghost_agent.reflection.parse import LessonDraft, NoLesson, parse_lesson
 from ghost_agent.reflection.quality import request_kind, transient_failure, vet_lesson
+from ghost_agent.text.excerpt import clip
 from ghost_agent.text.prompts import messages
 from ghost_agent.trajectories.collector import TrajectoryCollector
 from ghost_agent.trajectories.record import Outcome, Source, Trajectory
-from ghost_agent.watchdog.gate import ModelPreempted
 
 log = get_logger("reflection")
 

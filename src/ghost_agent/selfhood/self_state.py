@@ -2,7 +2,7 @@
 
 Pure and incremental: feed trajectories (corrections already overlaid, as the collector's readers give them)
 to `SelfStateBuilder.add`, then `build`. Counted per **task kind** — the answer-first turn's own label
-(`extra.agent.kind`), else the request classified again (`agent/request_kind.classify`: code, quantitative,
+(`extra.agent.kind`), else the request classified again (`text/request_kind.classify`: code, quantitative,
 files, general) — per **route** (the router's decision: fast | agent) and per **source** (chat, self_play,
 eval …; reflection records are critiques, not tasks, and are not counted). A pass rate is over the judged
 turns (passed + failed; UNKNOWN is not a verdict) and only stated from `MIN_JUDGED` judged turns on; a kind
@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ghost_agent.agent.request_kind import classify
+from ghost_agent.text.request_kind import classify
 from ghost_agent.trajectories.record import Outcome, Source, Trajectory
 
 SCHEMA = "ghost.selfhood.state.v1"

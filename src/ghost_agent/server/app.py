@@ -19,17 +19,18 @@ from ghost_agent.agent.learn import LearnOnRecovery
 from ghost_agent.agent.memory_bus import MemoryStage
 from ghost_agent.agent.pipeline import TurnPipeline
 from ghost_agent.agent.record import RecordTrajectory
+from ghost_agent.agent.reflection_scheduler import ReflectionScheduler, build_reflection
 from ghost_agent.agent.respond import RespondStage
 from ghost_agent.agent.routing import RouterStage
 from ghost_agent.agent.services import AgentServices
 from ghost_agent.agent.stages import ContextStage, PrepareStage, ReplyModelStage
 from ghost_agent.home import GhostHome
 from ghost_agent.llm.base import LLMBackend
+from ghost_agent.llm.gate import ModelGate
 from ghost_agent.llm.model_names import ModelNames
 from ghost_agent.logging import configure_logging, get_logger
 from ghost_agent.memory.store import SkillMemory, SkillMemoryError
 from ghost_agent.prm.scorer import PRMScorer
-from ghost_agent.reflection.wiring import ReflectionScheduler, build_reflection
 from ghost_agent.router.dispatch import Router
 from ghost_agent.sandbox.workspace import Workspaces
 from ghost_agent.selfhood.service import Selfhood
@@ -48,7 +49,6 @@ from ghost_agent.tools.registry import default_registry
 from ghost_agent.trajectories.collector import TrajectoryCollector
 from ghost_agent.watchdog.activity import UserActivityMiddleware
 from ghost_agent.watchdog.clock import ActivityClock, Clock
-from ghost_agent.watchdog.gate import ModelGate
 from ghost_agent.watchdog.route import router as ghost_status_router
 from ghost_agent.watchdog.service import build_watchdog, start_watchdog
 

@@ -12,6 +12,7 @@ from ghost_agent.agent.pipeline import TurnPipeline
 from ghost_agent.agent.services import AgentServices
 from ghost_agent.home import GhostHome
 from ghost_agent.llm.base import LLMBackend
+from ghost_agent.llm.gate import ModelGate
 from ghost_agent.llm.model_names import ModelNames
 from ghost_agent.prm.scorer import PRMScorer
 from ghost_agent.router.dispatch import Router
@@ -21,10 +22,9 @@ from ghost_agent.server.metrics import Metrics
 from ghost_agent.settings import Settings
 from ghost_agent.trajectories.collector import TrajectoryCollector
 from ghost_agent.watchdog.clock import ActivityClock
-from ghost_agent.watchdog.gate import ModelGate
 
 if TYPE_CHECKING:
-    from ghost_agent.reflection.wiring import ReflectionScheduler
+    from ghost_agent.agent.reflection_scheduler import ReflectionScheduler
     from ghost_agent.watchdog.runner import Watchdog
 
 

@@ -2,7 +2,7 @@
 
 ```
 watchdog/clock.py      ActivityClock (only user requests move it), SystemClock / ManualClock
-watchdog/gate.py       ModelGate: user requests first, background model calls preempted
+llm/gate.py       ModelGate: user requests first, background model calls preempted
 watchdog/activity.py   the ASGI hook on POST /v1/chat/completions (touches the clock, holds the gate)
 watchdog/base.py       Phase, Timing, PhaseResult, PhaseContext, NotBuiltPhase
 watchdog/table.py      the phase table (DESIGN §5) from the settings, PHASES registry
@@ -15,9 +15,9 @@ watchdog/phases/       one module per implemented phase
 
 from __future__ import annotations
 
+from ghost_agent.llm.gate import ModelGate, ModelPreempted
 from ghost_agent.watchdog.base import NotBuiltPhase, Phase, PhaseContext, PhaseResult, PhaseYielded, Timing
 from ghost_agent.watchdog.clock import ActivityClock, Clock, ManualClock, SystemClock
-from ghost_agent.watchdog.gate import ModelGate, ModelPreempted
 from ghost_agent.watchdog.runner import PhaseState, Watchdog
 
 __all__ = [

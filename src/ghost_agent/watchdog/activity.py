@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from ghost_agent.llm.gate import ModelGate
 from ghost_agent.watchdog.clock import ActivityClock
-from ghost_agent.watchdog.gate import ModelGate
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]

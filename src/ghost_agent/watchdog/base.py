@@ -13,9 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from ghost_agent.llm.gate import ModelGate, ModelPreempted
 from ghost_agent.watchdog.clock import ActivityClock
 from ghost_agent.watchdog.counts import CountsCache
-from ghost_agent.watchdog.gate import ModelGate, ModelPreempted
 
 if TYPE_CHECKING:
     from ghost_agent.server.state import AppContext

@@ -4,7 +4,7 @@ A worker thread (`PhaseContext.offload`) keeps blocking I/O off the loop, but pu
 still holds the GIL in 5 ms slices, so the loop — every request the daemon serves — waits behind it. A fit
 over thousands of trajectories (feature extraction is Python) belongs in its own process.
 
-`run_in_process(fn, arg, nice=N)` starts `python -m ghost_agent.learned.job_worker` (a fresh interpreter: never a
+`run_in_process(fn, arg, nice=N)` starts `python -m ghost_agent.watchdog.job_worker` (a fresh interpreter: never a
 fork of the daemon, whose threads may hold locks a forked copy would inherit held), which lowers its own CPU
 priority by N first thing, then imports `fn`'s module and returns `fn(arg)`. `fn` is passed by name
 (`module:qualname`, so a module-level function), `arg` and the result by pickle over the child's stdin and
@@ -89,7 +89,7 @@ async def run_in_process(fn: Callable[[A], R], arg: A, *, name: str = "ghost-job
     """
     ref = f"{fn.__module__}:{fn.__qualname__}"
     payload = pickle.dumps((list(sys.path), pickle.dumps(arg)))
-    command = [sys.executable, "-m", "ghost_agent.learned.job_worker", ref, str(int(nice))]
+    command = [sys.executable, "-m", "ghost_agent.watchdog.job_worker", ref, str(int(nice))]
     launch = _Launch(command, payload)
     waiting = asyncio.ensure_future(asyncio.to_thread(launch.run))
     try:

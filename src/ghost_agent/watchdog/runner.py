@@ -21,11 +21,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ghost_agent.llm.gate import ModelGate, ModelPreempted
 from ghost_agent.logging import get_logger
 from ghost_agent.watchdog.base import Phase, PhaseContext, PhaseResult, PhaseYielded
 from ghost_agent.watchdog.clock import ActivityClock
 from ghost_agent.watchdog.counts import CountsCache
-from ghost_agent.watchdog.gate import ModelGate, ModelPreempted
 
 if TYPE_CHECKING:
     from ghost_agent.server.metrics import Metrics

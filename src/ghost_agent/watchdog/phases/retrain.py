@@ -1,6 +1,6 @@
 """Phase 2.7, retrain (idle 900–3600 s, every `--prm-train-cooldown`, 3 h): refit the PRM and the router.
 
-One pass (`ghost_agent.learned.retrain`) reads the whole store — the corrections sidecar overlaid, every sample
+One pass (`ghost_agent.watchdog.retrain_pass`) reads the whole store — the corrections sidecar overlaid, every sample
 weighted by who decided its outcome (seed 004) — and fits both models in a **child process** at a lower
 CPU priority (`watchdog/process.py`): feature extraction is Python, and in a thread it would hold the
 GIL the event loop needs. Then, per model:
@@ -29,7 +29,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ghost_agent.learned.linear import LogisticModel
-from ghost_agent.learned.retrain import (
+from ghost_agent.logging import get_logger
+from ghost_agent.watchdog.base import Phase, PhaseContext, PhaseResult, Timing
+from ghost_agent.watchdog.phases.journal_drain import tree_signature
+from ghost_agent.watchdog.process import run_in_process
+from ghost_agent.watchdog.retrain_pass import (
     KINDS,
     RESULT_ACCEPTED,
     RESULT_REJECTED,
@@ -40,10 +44,6 @@ from ghost_agent.learned.retrain import (
     model_from,
     run_job,
 )
-from ghost_agent.logging import get_logger
-from ghost_agent.watchdog.base import Phase, PhaseContext, PhaseResult, Timing
-from ghost_agent.watchdog.phases.journal_drain import tree_signature
-from ghost_agent.watchdog.process import run_in_process
 
 log = get_logger("watchdog")
 

@@ -1,4 +1,4 @@
-"""The child side of `watchdog.process.run_in_process`: `python -m ghost_agent.learned.job_worker MODULE:FUNC NICE`.
+"""The child side of `watchdog.process.run_in_process`: `python -m ghost_agent.watchdog.job_worker MODULE:FUNC NICE`.
 
 It sits at the package root, importing nothing of ours, so the first thing the child does is lower its CPU
 priority — before the job's own imports (numpy, the trainers), which are most of a short job's CPU. Then it
@@ -18,7 +18,7 @@ import sys
 def main(argv: list[str]) -> int:
     """Run one job; exit 0 after answering (a raising job is an answer too), 2 on a malformed call."""
     if len(argv) != 2 or ":" not in argv[0]:
-        sys.stderr.write("usage: python -m ghost_agent.learned.job_worker MODULE:FUNC NICE\n")
+        sys.stderr.write("usage: python -m ghost_agent.watchdog.job_worker MODULE:FUNC NICE\n")
         return 2
     ref, nice = argv[0], int(argv[1])
     if nice > 0:

@@ -13,19 +13,19 @@ import structlog
 from structlog.testing import capture_logs
 
 from ghost_agent.agent.correction import CorrectionEvent
+from ghost_agent.agent.reflection_scheduler import PENDING_KEY, ReflectionScheduler
 from ghost_agent.agent.turn import Turn
 from ghost_agent.feedback.correction.detector import CorrectionVerdict
 from ghost_agent.home import GhostHome
+from ghost_agent.llm.gate import ModelGate
 from ghost_agent.llm.scripted import ScriptedBackend, ScriptedReply
 from ghost_agent.memory.store import SkillMemory
-from ghost_agent.reflection import ReflectionRecord, ReflectionScheduler, Reflector
-from ghost_agent.reflection.wiring import PENDING_KEY
+from ghost_agent.reflection import ReflectionRecord, Reflector
 from ghost_agent.server import build_app
 from ghost_agent.server.state import AppContext
 from ghost_agent.settings import Settings
 from ghost_agent.trajectories.collector import TrajectoryCollector
 from ghost_agent.trajectories.record import Outcome
-from ghost_agent.watchdog.gate import ModelGate
 from tests.conftest import make_settings, wait_until
 from tests.reflection.helpers import THREE_WORDS, THREE_WORDS_FIX, critique, failed
 
