@@ -45,8 +45,12 @@ test: install-dev sandbox
 test-slow: install-local sandbox
 	$(PY) -m pytest -q -m slow
 
+## lint: ruff, the import contracts (pyproject's [tool.importlinter]: layers, no circles) and the tree's shape
+## (no import circle, no private name imported from another module, nothing stray at the package root).
 lint: install-dev
 	$(VENV)/bin/ruff check src tests bench scripts
+	$(VENV)/bin/lint-imports
+	$(PY) -m scripts.code_shape --check
 
 typecheck: install-dev
 	$(VENV)/bin/mypy

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT_PACKAGE = "ghost_agent"
+# What may sit at the package root: entry points and what every layer shares (issue 19).
+SHARED_ROOT = {"_env", "atomic", "home", "jsonsafe", "logging", "settings"}
 LONG_MODULE_LINES = 600
 BAG_NAMES = {"state", "info"}
 ACCESSORS = {"get", "pop", "setdefault"}
@@ -196,8 +198,21 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m scripts.code_shape", description=__doc__.splitlines()[0])
     parser.add_argument("src", nargs="?", default="src", help="the folder holding the ghost_agent package")
     parser.add_argument("-v", "--verbose", action="store_true", help="list each finding, not only counts")
+    parser.add_argument(
+        "--check", action="store_true",
+        help="exit 1 on an import circle, a private name imported from another module, or a root module that "
+        "is not shared by every layer (make lint)",
+    )
     args = parser.parse_args(argv)
     shape = measure(Path(args.src))
+    if args.check:
+        stray = sorted(set(shape.root_modules) - SHARED_ROOT)
+        problems = [f"import circle: {' <-> '.join(c)}" for c in shape.cycles]
+        problems += [f"private name imported: {p}" for p in shape.private_imports + shape.private_module_imports]
+        problems += [f"module at the package root: {m} (only {', '.join(sorted(SHARED_ROOT))})" for m in stray]
+        for problem in problems:
+            print(problem)
+        return 1 if problems else 0
     rows = [
         ("modules (lines)", f"{shape.modules} ({shape.lines:,})"),
         ("modules at the package root", str(len(shape.root_modules))),

@@ -50,7 +50,6 @@ from collections.abc import Iterator, MutableMapping
 from typing import Any
 
 from ghost_agent.privacy.redact_rules import (  # noqa: F401 - re-exported: the public names live here
-    _SEP,
     API_KEY,
     AWS_KEY,
     CREDENTIALS,
@@ -61,13 +60,14 @@ from ghost_agent.privacy.redact_rules import (  # noqa: F401 - re-exported: the 
     ONION,
     PRIVATE_KEY,
     PROTECTED_FIELDS,
+    RECORD_SEP,
     SECRET,
     TOKEN,
     TOO_DEEP,
     USER,
     USER_CONTENT_KEYS,
     WEBHOOK,
-    _is_inert_value,
+    is_inert_value,
     redact_text,
 )
 
@@ -103,7 +103,7 @@ def is_secret_key(key: str) -> bool:
 
 def _replaced_whole(value: str) -> bool:
     """Whether a string under a secret key becomes `<REDACTED_SECRET>` (inert values are redacted as text)."""
-    return bool(value) and not _is_inert_value(value)
+    return bool(value) and not is_inert_value(value)
 
 
 _CONTAINERS = (dict, list, tuple)
@@ -189,11 +189,11 @@ def _dedupe_keys(items: list[tuple[Any, Any, bool]]) -> dict[Any, Any]:
 
 def _redact_many(texts: list[str]) -> list[str]:
     """Redact many strings in one pass over their concatenation: per-call costs dominate short strings."""
-    joined = _SEP.join(texts)
+    joined = RECORD_SEP.join(texts)
     redacted = redact_text(joined)
     if redacted is joined:
         return texts
-    parts = redacted.split(_SEP)
+    parts = redacted.split(RECORD_SEP)
     if len(parts) != len(texts):  # a string held the separator itself
         return [redact_text(t) for t in texts]
     return parts

@@ -44,7 +44,7 @@ USER_CONTENT_KEYS: Final = frozenset({
     "stderr", "command", "url", "reason", "failure_reason", "description",
 })
 
-_SEP = "\x00"  # joins a record's strings into one text; every rule treats it as a hard boundary
+RECORD_SEP = "\x00"  # joins a record's strings into one text; every rule treats it as a hard boundary
 _MIN_LEN = 6  # the shortest text any rule can match ("a@b.cd")
 
 
@@ -115,7 +115,7 @@ def _has_upper_or_digit(s: str) -> bool:
     return any(c in _UPPER_DIGIT for c in s)
 
 
-def _is_inert_value(value: str) -> bool:
+def is_inert_value(value: str) -> bool:
     """Assigned values that cannot be secrets: placeholders, templates, literals, env references, masks."""
     return (
         _PLACEHOLDER.fullmatch(value) is not None
@@ -164,7 +164,7 @@ _CONN_PWD_RE = re.compile(r"pwd(?:(?<=;pwd)|(?<=; pwd))[ \t]*+=[ \t]*+([^;\s\"'\
 
 
 def _conn_pwd(s: str, m: re.Match[str], floor: int) -> Hit | None:
-    return None if _is_inert_value(m.group(1)) else Hit(m.start(1), m.end(1), SECRET)
+    return None if is_inert_value(m.group(1)) else Hit(m.start(1), m.end(1), SECRET)
 
 
 # The signature of an Azure shared access signature URL ("…?sv=2022-11-02&…&sig=AbC%2B…").
@@ -261,7 +261,7 @@ def _assignment(s: str, m: re.Match[str], floor: int) -> Hit | int:
     value = s[start:end]
     if group == "unq" and _is_code(s, m, value, end):
         return start
-    if _is_inert_value(value):
+    if is_inert_value(value):
         return start  # kept; the value may hold the next assignment
     # Look again near the value's end: it may end with the key of the next assignment ("token=api_key: 123",
     # whose value lies past this one). Only the tail: a key in the middle has its value inside this one.
@@ -506,7 +506,7 @@ def _ip(s: str, m: re.Match[str], floor: int) -> Hit | None:
     if max(octets) > 255 or _keep_ip(octets):
         return None
     context = s[max(0, start - 24):start]
-    context = _OUR_PLACEHOLDER.sub("_", context[context.rfind(_SEP) + 1:])  # "<REDACTED_X>=" is no ">="
+    context = _OUR_PLACEHOLDER.sub("_", context[context.rfind(RECORD_SEP) + 1:])  # "<REDACTED_X>=" is no ">="
     if _VERSION_CONTEXT.search(context):  # "version 1.2.3.4", "pkg==1.2.3.4"
         return None
     return Hit(start, end, IP)
