@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from ghost_agent.llm.base import BackendError
-from ghost_agent.llm.embedded import EmbeddedBackend, _error_from_payload
+from ghost_agent.llm.embedded import EmbeddedBackend
 from ghost_agent.llm.model_files import ModelFileError
 
 JSON = dict[str, Any]
@@ -219,20 +219,6 @@ async def test_missing_model_path_fails_start_with_a_clear_error(tmp_path: Path)
 def test_unknown_model_key_is_refused_at_construction(tmp_path: Path) -> None:
     with pytest.raises(ModelFileError, match="choose one of"):
         EmbeddedBackend("llama-70b", cache_dir=tmp_path)
-
-
-@pytest.mark.parametrize(
-    ("payload", "status", "type_"),
-    [
-        ({"error": {"code": 400, "message": "bad", "type": "invalid_request_error"}}, 400, "invalid_request_error"),
-        ({"error": {"code": 501, "message": "no", "type": "not_supported_error"}}, 400, "invalid_request_error"),
-        ({"error": {"code": 503, "message": "loading", "type": "unavailable_error"}}, 503, "server_busy"),
-        ({"code": 500, "message": "boom", "type": "server_error"}, 500, "server_error"),
-    ],
-)
-def test_error_payloads_map_to_statuses(payload: JSON, status: int, type_: str) -> None:
-    err = _error_from_payload(payload)
-    assert (err.status, err.type) == (status, type_)
 
 
 # -- the real model ------------------------------------------------------------------------------------

@@ -70,7 +70,7 @@ async def test_anchor_advances_when_the_phase_raises(tmp_path: Path) -> None:
     seen: dict[str, float | None] = {}
 
     def boom(ctx: PhaseContext) -> None:
-        state = ctx.app.watchdog.states["rem_dream"]  # type: ignore[union-attr]
+        state = daemon.watchdog.states["rem_dream"]
         seen["anchor_during_run"] = state.anchor  # set BEFORE the await
         daemon.clock.advance(5 * SCALE)  # the run takes a while before it fails
         raise RuntimeError("dream crashed mid-consolidation")

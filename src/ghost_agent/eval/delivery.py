@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ghost_agent.agent.code_program import assemble_program
-from ghost_agent.eval.verifiers import numbers_in
+from ghost_agent.eval.numbers import numbers_in
 from ghost_agent.sandbox.base import ExecLimits, SandboxBackend
 
 Check = Mapping[str, Any]

@@ -6,7 +6,8 @@ code in this process: `code_tests` executes the reply in our sandbox. A verifier
 only when the *task* is malformed (an empty pattern, an unparsable expected number) - the adapter turns that into
 a CRASH reward, never a scored miss.
 
-`extract_code` (shared with the HumanEval executor, `agent/code_program.py`) is re-exported here.
+`extract_code` (shared with the HumanEval executor, `agent/code_program.py`) and the number readers `numbers_in`,
+`last_number` (`eval/numbers.py`, shared with the `number` check of `eval/delivery.py`) are re-exported here.
 
 Verifiers that extract an answer before comparing (`numeric_match`, `mcq_letter`, `answer_line`) carry an
 `extract_answer` attribute: `extract_answer(predicted, **kw)` returns what they would grade, or None when the reply
@@ -24,6 +25,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ghost_agent.agent.code_program import assemble_program, extract_code
+from ghost_agent.eval.delivery import failed_checks
+from ghost_agent.eval.numbers import last_number, numbers_in
 from ghost_agent.sandbox.base import ExecLimits, SandboxBackend
 
 Verifier = Callable[..., float]
@@ -72,38 +75,6 @@ def contains(
     found = sum(_norm(n, case_sensitive=case_sensitive, normalize_whitespace=normalize_whitespace) in hay
                 for n in needles)
     return found / len(needles)
-
-
-# A number: thousands groups with commas ("338,350", "-1,234.5"), or plain digits with an optional fraction and
-# exponent. A minus sign counts only when it does not follow a word character ("pages 3-5" ends with 5, not -5).
-_NUMBER = re.compile(
-    r"(?:(?<![\w.])[-\u2212])?"
-    r"(?<![\d.])(?:\d{1,3}(?:,\d{3})+(?!\d|,\d)(?:\.\d+)?|\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|\.\d+)"
-)
-_BOXED = re.compile(r"\\boxed\{([^{}]*)\}")
-
-
-def _to_float(token: str) -> float:
-    return float(token.replace(",", "").replace("\u2212", "-"))
-
-
-def numbers_in(text: str) -> list[float]:
-    """Every number in `text`, in order (thousands commas understood, as in `last_number`)."""
-    return [_to_float(m.group(0)) for m in _NUMBER.finditer(text)]
-
-
-def last_number(text: str) -> float | None:
-    """The last number in `text` (inside the last `\\boxed{...}` when there is one), or None.
-
-    Commas as thousands separators are understood ("338,350" is 338350); "1,2,3" is three numbers.
-    """
-    boxed = _BOXED.findall(text)
-    if boxed:
-        inner = [m.group(0) for m in _NUMBER.finditer(boxed[-1])]
-        if inner:
-            return _to_float(inner[-1])
-    found = [m.group(0) for m in _NUMBER.finditer(text)]
-    return _to_float(found[-1]) if found else None
 
 
 def numeric_match(
@@ -345,8 +316,6 @@ def delivered(
     Code, test, SQL and regex checks run in the sandbox (default: `get_sandbox()`), never here. Blocking.
     A malformed check list raises ValueError (a broken task, not a miss).
     """
-    from ghost_agent.eval.delivery import failed_checks  # delivery builds on this module
-
     if internal_text_leaks(predicted):
         failed_checks("", expected, timeout_s=timeout_s, sandbox=sandbox, validate_only=True)
         return 0.0

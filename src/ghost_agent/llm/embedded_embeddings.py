@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING, Any
 
 from ghost_agent.llm import embedding_wire
 from ghost_agent.llm.base import JSON, BackendError
-from ghost_agent.llm.embedded import _error_from_payload, _is_error, engine_params
+from ghost_agent.llm.embedded_engine import engine_params, error_from_payload, is_error
 from ghost_agent.logging import get_logger
 
 if TYPE_CHECKING:
-    from ghost_agent.llm.embedded import EmbeddedBackend
+    from ghost_agent.llm.embedded_engine import EmbeddedEngine
 
 log = get_logger("embedded")
 
@@ -38,15 +38,16 @@ DIMENSIONS = {"qwen2.5-coder-1.5b": 1536, "qwen2.5-coder-0.5b": 896}
 
 
 class LazyEmbedder:
-    """The embedding-mode engine of an `EmbeddedBackend`, loaded on the first `embed` call.
+    """The embedding-mode engine beside a chat engine (`EmbeddedBackend`), loaded on the first `embed` call from
+    the chat engine's model file, threads and queue size.
 
     `_load` is the seam tests replace (it returns anything with `handle_embeddings(dict) -> dict`).
     """
 
-    def __init__(self, backend: EmbeddedBackend, *, n_ctx: int = EMBED_CTX) -> None:
-        self.backend = backend
+    def __init__(self, chat_engine: EmbeddedEngine, *, n_ctx: int = EMBED_CTX) -> None:
+        self.chat_engine = chat_engine
         self.n_ctx = n_ctx
-        self.dimensions: int | None = DIMENSIONS.get(backend.model_key)
+        self.dimensions: int | None = DIMENSIONS.get(chat_engine.model_key)
         self._engine: Any = None
         self._load_error: str | None = None
         self._load_lock = asyncio.Lock()
@@ -90,21 +91,21 @@ class LazyEmbedder:
                 raise BackendError("the embedded model is shutting down", status=503, type="backend_unavailable")
             started = time.monotonic()
             log.warning(
-                "embeddings_engine_loading", model=self.backend.served_name, n_ctx=self.n_ctx,
+                "embeddings_engine_loading", model=self.chat_engine.served_name, n_ctx=self.n_ctx,
                 note="a second copy of the weights (about the model file's size in RAM), held until shutdown",
             )
             try:
                 self._engine = await asyncio.to_thread(self._load)
             except Exception as exc:
                 self._load_error = str(exc) or repr(exc)
-                log.error("embeddings_engine_failed", model=self.backend.served_name, error=self._load_error)
+                log.error("embeddings_engine_failed", model=self.chat_engine.served_name, error=self._load_error)
                 raise BackendError(
                     f"the embeddings engine could not be loaded: {self._load_error}", status=503,
                     type="backend_unavailable", code="embeddings_unavailable", retry_after=30.0,
                 ) from exc
             self._load_error = None
             self._executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="ghost-embeddings")
-            log.info("embeddings_engine_loaded", model=self.backend.served_name,
+            log.info("embeddings_engine_loaded", model=self.chat_engine.served_name,
                      load_s=round(time.monotonic() - started, 2))
             return self._engine
 
@@ -112,11 +113,11 @@ class LazyEmbedder:
         """Blocking: build the embedding-mode llama.cpp engine from the chat engine's model file."""
         import xllamacpp  # type: ignore[import-untyped]  # the [local] extra; loaded already by the chat engine
 
-        backend = self.backend
-        assert backend.model_file is not None
+        chat = self.chat_engine
+        assert chat.model_file is not None
         params = engine_params(
-            xllamacpp, backend.model_file, n_ctx=self.n_ctx, n_threads=backend.n_threads,
-            alias=backend.served_name, prompt_cache_mib=0,
+            xllamacpp, chat.model_file, n_ctx=self.n_ctx, n_threads=chat.n_threads,
+            alias=chat.served_name, prompt_cache_mib=0,
         )
         params.embedding = True
         params.pooling_type = xllamacpp.llama_pooling_type.LLAMA_POOLING_TYPE_MEAN
@@ -133,7 +134,7 @@ class LazyEmbedder:
     # -- admission -------------------------------------------------------------------------------------
 
     def _admit(self) -> None:
-        limit = 1 + self.backend.queue_max
+        limit = 1 + self.chat_engine.queue_max
         with self._lock:
             if self._admitted >= limit:
                 raise BackendError(
@@ -179,7 +180,7 @@ class LazyEmbedder:
     def _reply(self, result: Any, body: JSON) -> JSON:
         if not isinstance(result, dict):
             raise BackendError(f"unexpected reply from llama.cpp: {result!r:.200}", status=500, type="server_error")
-        if _is_error(result):
+        if is_error(result):
             raise _embedding_error(result)
         items = sorted((d for d in result.get("data") or () if isinstance(d, dict)), key=lambda d: d.get("index", 0))
         vectors = [d.get("embedding") or [] for d in items]
@@ -190,14 +191,14 @@ class LazyEmbedder:
             embedding_wire.input_tokens(i) for i in embedding_wire.inputs(body.get("input"))
         )
         return embedding_wire.embedding_list(
-            vectors, model=self.backend.served_name, prompt_tokens=prompt_tokens,
+            vectors, model=self.chat_engine.served_name, prompt_tokens=prompt_tokens,
             encoding_format=body.get("encoding_format"),
         )
 
 
 def _embedding_error(payload: JSON) -> BackendError:
     """llama.cpp's error as a BackendError; an input longer than the micro-batch is the request's fault."""
-    error = _error_from_payload(payload)
+    error = error_from_payload(payload)
     if "too large" in error.message or "batch size" in error.message:
         return BackendError(
             f"an input is longer than the {EMBED_CTX} tokens the embedded model embeds at once: {error.message}",

@@ -1,6 +1,6 @@
-"""Legacy `/v1/completions` on the embedded engine (llama.cpp's `handle_completions`).
+"""Legacy `/v1/completions` on the embedded engine (llama.cpp's `handle_completions`, llm/embedded_engine.py).
 
-Each prompt × `n` is one generation through the backend's usual path (the same worker thread, queue and
+Each prompt × `n` is one generation through the engine's usual path (the same worker thread, queue and
 cancellation as chat), run one after the other; the replies merge into one `text_completion` with
 `choices[i].index` in OpenAI's order (prompt-major). What this engine cannot do is refused with a 400 before
 anything runs: `echo`, `logprobs`, `best_of`, `suffix`.
@@ -17,7 +17,7 @@ from ghost_agent.llm import wire
 from ghost_agent.llm.base import BackendError
 
 if TYPE_CHECKING:
-    from ghost_agent.llm.embedded import EmbeddedBackend
+    from ghost_agent.llm.embedded_engine import EmbeddedEngine
 
 JSON = dict[str, Any]
 
@@ -55,27 +55,27 @@ def _requests(body: JSON) -> list[JSON]:
     return [{**base, "prompt": prompt} for prompt in prompts for _ in range(n)]
 
 
-async def complete(backend: EmbeddedBackend, body: JSON) -> JSON:
+async def complete(engine: EmbeddedEngine, body: JSON) -> JSON:
     """Run every generation to the end; one `text_completion`."""
     choices: list[JSON] = []
     usage: JSON | None = None
     for index, request in enumerate(_requests(body)):
         folder = tc.TextFolder()
-        async with backend._generate(request, "handle_completions") as gen:
+        async with engine.generate(request, "handle_completions") as gen:
             while (chunk := await gen.next()) is not None:
                 folder.add(chunk)
         choices.append(tc.choice(index, folder.text, folder.finish_reason or "stop"))
         usage = tc.add_usage(usage, folder.usage)
-    return tc.text_completion(model=backend.served_name, choices=choices, usage_obj=usage)
+    return tc.text_completion(model=engine.served_name, choices=choices, usage_obj=usage)
 
 
-async def stream(backend: EmbeddedBackend, body: JSON) -> AsyncIterator[JSON]:
+async def stream(engine: EmbeddedEngine, body: JSON) -> AsyncIterator[JSON]:
     """Stream every generation in turn under one id; the usage chunk (summed) only when asked for."""
     requests = _requests(body)  # a 400 before the first chunk
     cid, created = tc.completion_id(), int(time.time())
     usage: JSON | None = None
     for index, request in enumerate(requests):
-        async with backend._generate(request, "handle_completions") as gen:
+        async with engine.generate(request, "handle_completions") as gen:
             while (chunk := await gen.next()) is not None:
                 if isinstance(chunk.get("usage"), dict):
                     usage = tc.add_usage(usage, chunk["usage"])
@@ -83,9 +83,9 @@ async def stream(backend: EmbeddedBackend, body: JSON) -> AsyncIterator[JSON]:
                     {**c, "index": index} for c in chunk.get("choices") or () if isinstance(c, dict)
                 ]
                 if choices:
-                    yield tc.text_chunk(id=cid, model=backend.served_name, created=created, choices=choices)
+                    yield tc.text_chunk(id=cid, model=engine.served_name, created=created, choices=choices)
     if wire.wants_usage(body):
-        yield tc.text_chunk(id=cid, model=backend.served_name, created=created, choices=[],
+        yield tc.text_chunk(id=cid, model=engine.served_name, created=created, choices=[],
                             usage_obj=usage or wire.usage(0, 0))
 
 

@@ -68,7 +68,7 @@ STATUS_FAILED = "failed"
 
 
 class ModelGate(Protocol):
-    """Chat-first arbitration of the one model (`watchdog.gate.ModelGate`): a background model call runs
+    """Chat-first arbitration of the one model (`llm.gate.ModelGate`): a background model call runs
     through `background(fn, wait=...)` only while no user request is in flight, and is preempted by one."""
 
     async def background(self, fn: Callable[[], Awaitable[T]], *, wait: bool = False) -> T:

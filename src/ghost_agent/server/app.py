@@ -44,12 +44,12 @@ from ghost_agent.server.middleware import GhostMiddleware
 from ghost_agent.server.openapi import install_openapi
 from ghost_agent.server.routes import router as misc_router
 from ghost_agent.server.state import AppContext
+from ghost_agent.server.status import router as ghost_status_router
 from ghost_agent.settings import Settings
 from ghost_agent.tools.registry import default_registry
 from ghost_agent.trajectories.collector import TrajectoryCollector
 from ghost_agent.watchdog.activity import UserActivityMiddleware
 from ghost_agent.watchdog.clock import ActivityClock, Clock
-from ghost_agent.watchdog.route import router as ghost_status_router
 from ghost_agent.watchdog.service import build_watchdog, start_watchdog
 
 log = get_logger("server")

@@ -1,4 +1,8 @@
-"""The typed context the lifespan owns: every service a route needs, and the background tasks."""
+"""The typed context the lifespan owns: every service a route needs, and the background tasks.
+
+It is also the watchdog's host: it satisfies `watchdog.host.PhaseHost` and `watchdog.service.WatchdogHost`
+(structurally; the watchdog never imports the server).
+"""
 
 from __future__ import annotations
 
@@ -25,6 +29,9 @@ from ghost_agent.watchdog.clock import ActivityClock
 
 if TYPE_CHECKING:
     from ghost_agent.agent.reflection_scheduler import ReflectionScheduler
+    from ghost_agent.memory.store import SkillMemory
+    from ghost_agent.reflection.reflector import Reflector
+    from ghost_agent.selfhood.service import Selfhood
     from ghost_agent.watchdog.runner import Watchdog
 
 
@@ -90,6 +97,21 @@ class AppContext:
     def workspaces(self) -> Workspaces | None:
         """Per-session workspaces (set by the lifespan)."""
         return self.agent_services.workspaces
+
+    @property
+    def memory(self) -> SkillMemory | None:
+        """The lesson store (None until the lifespan opens it, or when it cannot be opened)."""
+        return self.agent_services.memory
+
+    @property
+    def selfhood(self) -> Selfhood | None:
+        """The diary, self-state and narrative (None: selfhood off)."""
+        return self.agent_services.selfhood
+
+    @property
+    def reflector(self) -> Reflector | None:
+        """The Reflector the watchdog's reflection backstop runs (None: --no-reflection)."""
+        return None if self.reflection is None else self.reflection.reflector
 
     def spawn(self, coro: Coroutine[Any, Any, Any], name: str, *, service: bool = False) -> asyncio.Task[Any]:
         """Start a background task that is held (never fire-and-forget) until it ends or shutdown.

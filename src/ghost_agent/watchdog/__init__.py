@@ -8,7 +8,10 @@ watchdog/base.py       Phase, Timing, PhaseResult, PhaseContext, NotBuiltPhase
 watchdog/table.py      the phase table (DESIGN §5) from the settings, PHASES registry
 watchdog/runner.py     Watchdog: the tick loop, cooldown anchors, per-phase state, status
 watchdog/counts.py     cached lesson / candidate / trajectory counts
-watchdog/route.py      GET /v1/ghost/status;  cli/status.py: `ghost-agent status`
+watchdog/host.py       PhaseHost: what a phase may use of the daemon (the server's AppContext meets it)
+watchdog/service.py    build_watchdog / start_watchdog for a WatchdogHost
+watchdog/protocol.py   the models of GET /v1/ghost/status (the route is server/status.py)
+cli/status.py        `ghost-agent status`
 watchdog/phases/       one module per implemented phase
 ```
 """

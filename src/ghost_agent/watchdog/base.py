@@ -18,7 +18,7 @@ from ghost_agent.watchdog.clock import ActivityClock
 from ghost_agent.watchdog.counts import CountsCache
 
 if TYPE_CHECKING:
-    from ghost_agent.server.state import AppContext
+    from ghost_agent.watchdog.host import PhaseHost
 
 T = TypeVar("T")
 JSON = dict[str, Any]
@@ -81,14 +81,15 @@ class PhaseYielded(Exception):
 
 
 class PhaseContext:
-    """What a running phase may use: the app's services, the model gate, the idle clock, thread offload.
+    """What a running phase may use: the host's services (`app`, a `PhaseHost`), the model gate, the idle clock,
+    thread offload.
 
     Phases never touch the idle clock (only user requests move it) and make every model call through
     `complete` (low priority, preempted by user requests).
     """
 
     def __init__(
-        self, app: AppContext, gate: ModelGate, activity: ActivityClock, phase: str, counts: CountsCache | None = None
+        self, app: PhaseHost, gate: ModelGate, activity: ActivityClock, phase: str, counts: CountsCache | None = None
     ) -> None:
         self.app = app
         self.gate = gate

@@ -17,8 +17,8 @@ from ghost_agent.skills_auto.store import candidate_counts
 from ghost_agent.watchdog.clock import Clock, SystemClock
 
 if TYPE_CHECKING:
-    from ghost_agent.server.state import AppContext
     from ghost_agent.trajectories.collector import TrajectoryCollector
+    from ghost_agent.watchdog.host import PhaseHost
 
 JSON = dict[str, Any]
 Provider = Callable[[], JSON]
@@ -94,9 +94,9 @@ def trajectory_counts(collector: TrajectoryCollector) -> JSON:
     }
 
 
-def lesson_counts(ctx: AppContext) -> JSON:
+def lesson_counts(ctx: PhaseHost) -> JSON:
     """Lessons by status: active / pinned / archived / retracted (absent store = `available: false`)."""
-    memory = ctx.agent_services.memory
+    memory = ctx.memory
     if memory is None:
         return {"available": False, "reason": "no lesson store", "total": 0, "by_status": {}}
     by_status = memory.status_counts()
@@ -108,7 +108,7 @@ def not_built_counts() -> JSON:
     return {"available": False, "reason": "not built", "total": 0, "by_status": {}}
 
 
-def default_providers(ctx: AppContext) -> dict[str, Provider]:
+def default_providers(ctx: PhaseHost) -> dict[str, Provider]:
     """Trajectories, lessons, and skill candidates (the skills phase's store, read-only)."""
     return {
         "trajectories": lambda: trajectory_counts(ctx.collector),

@@ -28,8 +28,7 @@ from ghost_agent.watchdog.clock import ActivityClock
 from ghost_agent.watchdog.counts import CountsCache
 
 if TYPE_CHECKING:
-    from ghost_agent.server.metrics import Metrics
-    from ghost_agent.server.state import AppContext
+    from ghost_agent.watchdog.host import PhaseHost, PhaseMetrics
 
 log = get_logger("watchdog")
 JSON = dict[str, Any]
@@ -54,14 +53,14 @@ class Watchdog:
 
     def __init__(
         self,
-        app: AppContext,
+        app: PhaseHost,
         phases: Iterable[Phase],
         *,
         tick_s: float,
         gate: ModelGate,
         activity: ActivityClock,
         counts: CountsCache,
-        metrics: Metrics | None = None,
+        metrics: PhaseMetrics | None = None,
         enabled: bool = True,
     ) -> None:
         self.app = app

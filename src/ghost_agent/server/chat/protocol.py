@@ -8,70 +8,47 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from ghost_agent.jsonsafe import find_problem
-
-
-def _integral(value: Any) -> Any:
-    """JSON Schema counts `2.0` as an integer, pydantic's strict mode does not: accept exact floats as ints."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value
-
-
-# An `integer` as JSON Schema defines it: 2 and 2.0 pass; 2.5, true and "2" do not.
-# Bounded to I-JSON's interoperable integers (RFC 7493, +-(2**53 - 1)): beyond them a client's or a fuzzer's
-# float-based JSON cannot tell neighbouring values apart, so a documented maximum would not mean what it says.
-SAFE_INT = 2**53 - 1
-JsonInt = Annotated[int, Field(ge=-SAFE_INT, le=SAFE_INT), BeforeValidator(_integral)]
-# Constraints go inside the Annotated, before the validator: on the `| None` union, or after a
-# BeforeValidator, pydantic would emit them into the JSON schema as bare `ge`/`le` keys instead of `minimum`.
-# Token counts: llama.cpp and vLLM hold them in 32 bits.
-PositiveInt = Annotated[int, Field(ge=1, le=2**31 - 1), BeforeValidator(_integral)]
+from ghost_agent.server.protocol_common import JsonInt, OpenModel, PositiveInt, integral
 
 Role = Literal["system", "developer", "user", "assistant", "tool", "function"]
 
 
-class _Open(BaseModel):
-    # Strict: `"stream": 0` or `"max_tokens": "5"` are schema violations, answered 400, not silently coerced
-    # (lax pydantic would turn 0 into False and then forward the coerced value upstream).
-    model_config = ConfigDict(extra="allow", strict=True)
-
-
-class TextPart(_Open):
+class TextPart(OpenModel):
     type: Literal["text"]
     text: str
 
 
-class ImageUrl(_Open):
+class ImageUrl(OpenModel):
     url: str
     detail: str | None = None
 
 
-class ImagePart(_Open):
+class ImagePart(OpenModel):
     type: Literal["image_url"]
     image_url: ImageUrl
 
 
-class InputAudio(_Open):
+class InputAudio(OpenModel):
     data: str
     format: str
 
 
-class AudioPart(_Open):
+class AudioPart(OpenModel):
     type: Literal["input_audio"]
     input_audio: InputAudio
 
 
-class FileRef(_Open):
+class FileRef(OpenModel):
     file_data: str | None = None
     file_id: str | None = None
     filename: str | None = None
 
 
-class FilePart(_Open):
+class FilePart(OpenModel):
     type: Literal["file"]
     file: FileRef
 
@@ -81,18 +58,18 @@ class FilePart(_Open):
 ContentPart = Annotated[TextPart | ImagePart | AudioPart | FilePart, Field(discriminator="type")]
 
 
-class FunctionCall(_Open):
+class FunctionCall(OpenModel):
     name: str
     arguments: str
 
 
-class ToolCall(_Open):
+class ToolCall(OpenModel):
     id: str
     type: Literal["function"] = "function"
     function: FunctionCall
 
 
-class ChatMessage(_Open):
+class ChatMessage(OpenModel):
     """One message of the conversation."""
 
     role: Role
@@ -102,25 +79,25 @@ class ChatMessage(_Open):
     tool_call_id: str | None = None
 
 
-class FunctionDef(_Open):
+class FunctionDef(OpenModel):
     name: str = Field(min_length=1, max_length=64)
     description: str | None = None
     parameters: dict[str, Any] | None = None
     strict: bool | None = None
 
 
-class Tool(_Open):
+class Tool(OpenModel):
     """A tool the client offers the model; its calls come back to the client unchanged."""
 
     type: Literal["function"]
     function: FunctionDef
 
 
-class StreamOptions(_Open):
+class StreamOptions(OpenModel):
     include_usage: bool | None = None
 
 
-class ChatCompletionRequest(_Open):
+class ChatCompletionRequest(OpenModel):
     """`POST /v1/chat/completions` body."""
 
     messages: list[ChatMessage] = Field(min_length=1)
@@ -133,7 +110,7 @@ class ChatCompletionRequest(_Open):
     stream_options: StreamOptions | None = None
     temperature: float | None = Field(default=None, ge=0, le=2)
     top_p: float | None = Field(default=None, ge=0, le=1)
-    n: Annotated[int, Field(ge=1, le=16), BeforeValidator(_integral)] | None = None
+    n: Annotated[int, Field(ge=1, le=16), BeforeValidator(integral)] | None = None
     max_tokens: PositiveInt | None = None
     max_completion_tokens: PositiveInt | None = None
     stop: str | list[str] | None = None
@@ -165,19 +142,19 @@ class Usage(BaseModel):
     total_tokens: int
 
 
-class AssistantMessage(_Open):
+class AssistantMessage(OpenModel):
     role: Literal["assistant"]
     content: str | None = None
     tool_calls: list[ToolCall] | None = None
 
 
-class Choice(_Open):
+class Choice(OpenModel):
     index: int
     message: AssistantMessage
     finish_reason: str | None = None
 
 
-class ChatCompletion(_Open):
+class ChatCompletion(OpenModel):
     """A non-streaming reply (`object: chat.completion`)."""
 
     id: str
@@ -188,13 +165,13 @@ class ChatCompletion(_Open):
     usage: Usage | None = None
 
 
-class ChunkChoice(_Open):
+class ChunkChoice(OpenModel):
     index: int
     delta: dict[str, Any]
     finish_reason: str | None = None
 
 
-class ChatCompletionChunk(_Open):
+class ChatCompletionChunk(OpenModel):
     """One server-sent event of a streaming reply (`object: chat.completion.chunk`)."""
 
     id: str

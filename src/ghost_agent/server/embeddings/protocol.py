@@ -6,8 +6,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, Field, field_validator, model_validator
 
-from ghost_agent.server.chat.protocol import _integral, _Open
 from ghost_agent.server.inputs import MAX_ITEMS, TEXT_OR_TOKENS_SCHEMA, text_or_tokens, writable
+from ghost_agent.server.protocol_common import OpenModel, integral
 
 # OpenAI's own limit on inputs per request.
 MAX_INPUTS = MAX_ITEMS
@@ -15,7 +15,7 @@ MAX_INPUTS = MAX_ITEMS
 MAX_DIMENSIONS = 8192
 
 
-class EmbeddingRequest(_Open):
+class EmbeddingRequest(OpenModel):
     """`POST /v1/embeddings` body. Unknown fields pass through to an upstream."""
 
     input: Any = Field(
@@ -29,7 +29,7 @@ class EmbeddingRequest(_Open):
         "an upstream as is (its own embedding model).",
     )
     encoding_format: Literal["float", "base64"] | None = None
-    dimensions: Annotated[int, Field(ge=1, le=MAX_DIMENSIONS), BeforeValidator(_integral)] | None = Field(
+    dimensions: Annotated[int, Field(ge=1, le=MAX_DIMENSIONS), BeforeValidator(integral)] | None = Field(
         default=None, description="Forwarded to an upstream; the embedded model has one size and refuses others.",
     )
     user: str | None = None
@@ -57,7 +57,7 @@ class EmbeddingUsage(BaseModel):
     total_tokens: int
 
 
-class EmbeddingList(_Open):
+class EmbeddingList(OpenModel):
     """The reply: one embedding per input, in input order."""
 
     object: Literal["list"] = "list"

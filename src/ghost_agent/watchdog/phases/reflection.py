@@ -34,10 +34,9 @@ class ReflectionPhase(Phase):
 
     async def run(self, ctx: PhaseContext) -> PhaseResult:
         """One backstop pass; `ModelPreempted` (a user arrived) propagates and the watchdog records `yielded`."""
-        scheduler = ctx.app.reflection
-        if scheduler is None:
+        reflector = ctx.app.reflector
+        if reflector is None:
             return PhaseResult.skipped("reflection is off (--no-reflection)")
-        reflector = scheduler.reflector
         if reflector.collector is None:
             return PhaseResult.skipped("no trajectory store to reflect on")
         ctx.check_yield()

@@ -118,7 +118,7 @@ class RemDreamPhase(Phase):
 
     async def run(self, ctx: PhaseContext) -> PhaseResult:
         """Plan off the loop, then apply one transaction at a time, yielding to user requests between them."""
-        memory = ctx.app.agent_services.memory
+        memory = ctx.app.memory
         if memory is None:
             return PhaseResult.skipped("no lesson store")
         lessons: list[Lesson] = await ctx.offload(memory.all, True)

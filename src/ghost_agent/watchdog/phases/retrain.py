@@ -220,7 +220,7 @@ class RetrainPhase(Phase):
     @staticmethod
     async def _diary(ctx: PhaseContext, kind: str, model_id: str, previous: str | None, gate: JSON) -> None:
         """Tell selfhood (its diary of notable events) about the swap; a diary error never undoes the swap."""
-        selfhood = ctx.app.agent_services.selfhood
+        selfhood = ctx.app.selfhood
         if selfhood is None:
             return
         held_out = (gate.get("candidate") or {}).get("log_loss")

@@ -78,7 +78,7 @@ class SelfhoodPhase(Phase):
         self._sidecars: dict[Path, CorrectionsSidecar] = {}
 
     async def run(self, ctx: PhaseContext) -> PhaseResult:
-        selfhood = ctx.app.agent_services.selfhood
+        selfhood = ctx.app.selfhood
         if selfhood is None or not selfhood.enabled:
             return PhaseResult.skipped("disabled")
         now = datetime.fromtimestamp(ctx.now(), timezone.utc)
@@ -114,7 +114,7 @@ class SelfhoodPhase(Phase):
         events += await ctx.offload(self._streaks, selfhood, observer, scan.plays)
         await ctx.offload(selfhood.diary.compact)
 
-        memory = ctx.app.agent_services.memory
+        memory = ctx.app.memory
         lessons = await ctx.offload(memory.status_counts) if memory is not None else {}
         models = {"prm": ctx.app.prm_scorer.model_id, "router": ctx.app.router.model_id}
         state = scan.builder.build(computed_at=now.isoformat(), window_days=self.lookback_days, lessons=lessons,
@@ -149,7 +149,7 @@ class SelfhoodPhase(Phase):
         return PhaseResult.ok(**done, narrative="updated", chars=len(text))
 
     async def _retractions(self, ctx: PhaseContext, selfhood: Selfhood, observer: JSON, since: str) -> int:
-        memory = ctx.app.agent_services.memory
+        memory = ctx.app.memory
         if memory is None:
             return 0
         lessons = await ctx.offload(lambda: memory.all(True, include_retracted=True))

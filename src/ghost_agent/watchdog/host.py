@@ -1,0 +1,87 @@
+"""What the watchdog needs from the daemon that hosts it, as protocols: the app's services a phase may use.
+
+The server's `AppContext` satisfies both structurally (nothing here names it): phases, the counts and the
+runner see these members and nothing else, and nothing under `watchdog/` imports the server. A test host may be
+any object with the same members.
+
+- `PhaseHost`: what a running phase reads through `PhaseContext.app` (settings, the home, the backend, the
+  trajectory store, the model names, the live PRM and router, the lesson store, selfhood, the reflector).
+- `PhaseMetrics`: the two metrics the runner records per phase run.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from prometheus_client import Counter, Histogram
+
+    from ghost_agent.home import GhostHome
+    from ghost_agent.llm.base import LLMBackend
+    from ghost_agent.llm.model_names import ModelNames
+    from ghost_agent.memory.store import SkillMemory
+    from ghost_agent.prm.scorer import PRMScorer
+    from ghost_agent.reflection.reflector import Reflector
+    from ghost_agent.router.dispatch import Router
+    from ghost_agent.selfhood.service import Selfhood
+    from ghost_agent.settings import Settings
+    from ghost_agent.trajectories.collector import TrajectoryCollector
+
+
+class PhaseHost(Protocol):
+    """The daemon's services as a phase sees them (read-only: a phase swaps a live model through its slot)."""
+
+    @property
+    def settings(self) -> Settings:
+        """The daemon's settings."""
+
+    @property
+    def home(self) -> GhostHome:
+        """The home's paths (checkpoints, skills database, log file)."""
+
+    @property
+    def backend(self) -> LLMBackend:
+        """The model backend (phases call it through `PhaseContext.complete`, at low priority)."""
+
+    @property
+    def collector(self) -> TrajectoryCollector:
+        """The trajectory store."""
+
+    @property
+    def models(self) -> ModelNames:
+        """The advertised and forwarded model names."""
+
+    @property
+    def prm_scorer(self) -> PRMScorer:
+        """The live PRM slot (hot-swappable)."""
+
+    @property
+    def router(self) -> Router:
+        """The live router slot (hot-swappable)."""
+
+    @property
+    def memory(self) -> SkillMemory | None:
+        """The lesson store (None: no store)."""
+
+    @property
+    def selfhood(self) -> Selfhood | None:
+        """The diary, self-state and narrative (None: selfhood off)."""
+
+    @property
+    def reflector(self) -> Reflector | None:
+        """The Reflector the reflection backstop runs (None: --no-reflection)."""
+
+
+class PhaseMetrics(Protocol):
+    """The per-phase metrics: runs by phase and status, and each run's wall time by phase."""
+
+    @property
+    def phase_runs(self) -> Counter:
+        """`ghost_phase_runs{phase,status}`."""
+
+    @property
+    def phase_duration(self) -> Histogram:
+        """`ghost_phase_duration_seconds{phase}`."""
+
+
+__all__ = ["PhaseHost", "PhaseMetrics"]
