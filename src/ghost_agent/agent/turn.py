@@ -39,6 +39,9 @@ class Turn:
     # `n > 1`: the reply is n independent choices, each run as its own turn (`agent/choices.py`).
     n: int = 1
     choices: list[Turn] = field(default_factory=list)
+    # The finishers that already ran on this turn (`TurnPipeline.finish`: the recording one before the last byte,
+    # the rest after delivery): each runs once however often the turn is finished.
+    finished: set[str] = field(default_factory=set)
 
     def elapsed_ms(self) -> float:
         """Milliseconds since the turn started."""
