@@ -148,7 +148,7 @@ async def test_broken_twice_falls_back_to_a_direct_answer(ctx: ToolContext, regi
     result = await run(ToolLoop(llm, registry, LoopConfig()), ctx, extra_system="Lessons: none")
     # the broken action never reaches the user: the bare model's answer to the client's messages does
     assert (result.final_text, result.steps, result.llm_calls, result.aborted) == ("The answer is 42.", [], 3, None)
-    assert result.info["fallback"] == "protocol"
+    assert result.info.fallback == "protocol"
     assert "unknown tool" not in str(messages(llm.requests[1])[-1])  # the first reason was about the JSON
     assert messages(llm.requests[2]) == [{"role": "system", "content": "Lessons: none"}, *USER]
     assert "tools" not in llm.requests[2]
@@ -224,7 +224,7 @@ async def test_loop_guard_stops_a_repeated_failing_call(ctx: ToolContext, regist
     result = await run(ToolLoop(llm, registry, LoopConfig()), ctx)
     # the turn stops acting and answers directly: no apology about the loop, no marker, no third tool call
     assert result.aborted == "loop" and result.final_text == "The folder does not exist."
-    assert LOOP_MARKER not in result.final_text and result.info["fallback"] == "loop"
+    assert LOOP_MARKER not in result.final_text and result.info.fallback == "loop"
     assert len(llm.requests) == 3 and result.llm_calls == 3 and messages(llm.requests[2]) == USER
     first, repeat = result.steps
     assert not first.ok and first.error == "bash: exited with code 2"
@@ -259,7 +259,7 @@ async def test_max_steps_never_shows_a_tool_call_reply_as_the_answer(ctx: ToolCo
     llm = backend(act("python", code="print(1)"), say(again), say("It prints 1."))
     result = await run(ToolLoop(llm, registry, LoopConfig(max_steps=1)), ctx)
     assert (result.aborted, result.final_text, len(result.steps)) == ("max_steps", "It prints 1.", 1)
-    assert result.info["fallback"] == "no_answer"
+    assert result.info.fallback == "no_answer"
 
 
 async def test_failure_then_success_is_recovered_and_results_are_capped(

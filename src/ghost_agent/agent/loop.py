@@ -411,7 +411,7 @@ class ToolLoop:
         """The tool phase failed (a repeated failing call, replies that are neither an action nor an answer):
         the user gets what the bare model answers to their messages — never a protocol fragment or an apology
         about the loop. The tool work stays in the steps (and `aborted`) for the record."""
-        run.info["fallback"] = reason
+        run.info.fallback = reason
         log.info("agent_direct_fallback", reason=reason, steps=len(run.steps))
         reply = await self._complete(run, tools=False, messages=run.direct_messages)
         await self._finish(run, prompting.content_text(message_of(reply).get("content")).strip())
@@ -436,8 +436,8 @@ def _search_fields(result: MCTSResult | None) -> dict[str, Any]:
     """The `_act` keywords recording an MCTS choice on the step (nothing without a search)."""
     if result is None:
         return {}
-    info: JSON = {"provenance": result.provenance, "candidates": len(result.candidates),
-                  "winner_index": result.winner_index, "llm_calls": result.llm_calls}
+    search: JSON = {"provenance": result.provenance, "candidates": len(result.candidates),
+                    "winner_index": result.winner_index, "llm_calls": result.llm_calls}
     if result.fallback_reason:
-        info["fallback_reason"] = result.fallback_reason
-    return {"prm_score": result.score, "extra": {"mcts": info}}
+        search["fallback_reason"] = result.fallback_reason
+    return {"prm_score": result.score, "extra": {"mcts": search}}

@@ -108,11 +108,10 @@ class RespondStage:
             reply = await follow_up(self.services.backend, turn, content, instruction)
             return reply["content"] if isinstance(reply.get("content"), str) else ""
 
-        message["content"], turn.state["structured"] = await structured.ensure(
-            content, turn.body.get("response_format"), ask
-        )
-        if not turn.state["structured"].get("valid", True):
-            log.warning("structured_output_invalid", request_id=turn.request_id, **turn.state["structured"])
+        message["content"], check = await structured.ensure(content, turn.body.get("response_format"), ask)
+        turn.state["structured"] = check.to_json() if check is not None else {}
+        if check is not None and not check.valid:
+            log.warning("structured_output_invalid", request_id=turn.request_id, **check.to_json())
 
 
 def choose_strategy(setting: str, kind: RequestKind) -> str:
@@ -221,7 +220,7 @@ class AgentTurn:
                 "sandbox_runs": sum(1 for s in result.steps
                                     if s.tool_name in SANDBOX_TOOLS and not s.extra.get("loop_guard")),
             },
-            **result.info,
+            **result.info.to_json(),
         }
         turn.usage = wire.usage(result.usage.get("prompt_tokens", 0), result.usage.get("completion_tokens", 0))
         turn.finish_reason = "stop"
@@ -269,14 +268,14 @@ class AgentTurn:
         """Answer-first turns are judged by what ran, not by another model call: the request's own examples
         passing is a confirmation, failing after the repairs a refutation (noted in the reply)."""
         text = result.final_text
-        user = result.info.get("user_cases")
-        if not isinstance(user, dict) or not user.get("total"):
+        code = result.info.code
+        if code is None or not code.user_cases.total:
             return text
-        passed, total = int(user.get("passed", 0)), int(user["total"])
+        passed, total = code.user_cases.passed, code.user_cases.total
         if passed == total:
             verdict = Verdict("CONFIRMED", 0.9, f"the code passes the request's {total} example(s)")
         else:
-            failing = "; ".join(str(f) for f in user.get("failing", [])[:3])
+            failing = "; ".join(str(f) for f in (code.user_cases.failing or [])[:3])
             verdict = Verdict("REFUTED", 0.9, f"the code fails {total - passed} of the request's {total} "
                               f"example(s): {failing}")
         self.turn.state["verifier"] = {**verdict.to_dict(), "source": "execution"}
