@@ -12,6 +12,7 @@ from ghost_agent.agent.learn import LearnOnRecovery
 from ghost_agent.agent.respond import RespondStage
 from ghost_agent.agent.services import AgentServices
 from ghost_agent.agent.turn import Turn
+from ghost_agent.agent.turn_state import AgentReport, TurnRoute
 from ghost_agent.distill.collector import TrajectoryCollector
 from ghost_agent.llm.scripted import ScriptedBackend, ScriptedReply
 from ghost_agent.memory.store import SkillMemory
@@ -44,7 +45,7 @@ def services(tmp_path: Path, llm: ScriptedBackend, **overrides: Any) -> AgentSer
 def agent_turn(trajectory_id: str, content: str = REQUEST) -> Turn:
     turn = Turn(body={"model": "m", "messages": [{"role": "user", "content": content}]})
     turn.trajectory_id = trajectory_id
-    turn.state["router"] = {"decision": "agent", "p": None, "reason": "forced", "model": None}
+    turn.state.route = TurnRoute("agent", None, "forced", None, None)
     return turn
 
 
@@ -73,7 +74,8 @@ async def test_confident_refutation_notes_the_reply_and_retracts_exactly_this_tu
     content = turn.response["choices"][0]["message"]["content"]
     assert content.startswith("The project has 2 lines of code.")
     assert "Verifier" in content and "not a number" in content
-    assert turn.state["verifier"]["verdict"] == "REFUTED" and turn.state["lessons_retracted"] == 1
+    assert turn.state.verifier is not None and turn.state.verifier.verdict == "REFUTED"
+    assert turn.state.lessons_retracted == 1
     assert [lesson.source_trajectory_id for lesson in svc.memory.all()] == ["other-turn"]
 
 
@@ -86,7 +88,7 @@ async def test_an_unsure_or_weak_refutation_changes_nothing(tmp_path: Path) -> N
     turn = agent_turn("this-turn")
     await RespondStage(svc).run(turn)
     assert turn.response is not None and turn.response["choices"][0]["message"]["content"] == "2 lines."
-    assert svc.memory.count() == 1 and "lessons_retracted" not in turn.state
+    assert svc.memory.count() == 1 and turn.state.lessons_retracted is None
 
 
 async def test_a_failing_verifier_never_breaks_the_turn(tmp_path: Path) -> None:
@@ -96,7 +98,7 @@ async def test_a_failing_verifier_never_breaks_the_turn(tmp_path: Path) -> None:
     turn = agent_turn("t1")
     await RespondStage(svc).run(turn)
     assert turn.response is not None and turn.response["choices"][0]["message"]["content"] == "2 lines."
-    assert turn.state["verifier"]["verdict"] == "UNSURE" and turn.state["verifier"]["error"]
+    assert turn.state.verifier is not None and turn.state.verifier.verdict == "UNSURE" and turn.state.verifier.error
 
 
 async def test_recovered_and_confirmed_turn_writes_a_lesson_with_provenance(tmp_path: Path) -> None:
@@ -111,7 +113,7 @@ async def test_recovered_and_confirmed_turn_writes_a_lesson_with_provenance(tmp_
     assert svc.memory is not None
     turn = agent_turn("recovering-turn", "count the lines of missing.txt with bash")
     await RespondStage(svc).run(turn)
-    assert turn.state["agent"]["recovered"] is True
+    assert isinstance(turn.state.agent, AgentReport) and turn.state.agent.recovered is True
     await LearnOnRecovery(svc).finish(turn, None)
     [lesson] = svc.memory.all()
     assert lesson.source_trajectory_id == "recovering-turn"

@@ -21,7 +21,6 @@ from ghost_agent.home import GhostHome
 from ghost_agent.llm.scripted import ScriptedBackend, ScriptedReply
 from ghost_agent.memory.store import SkillMemory
 from ghost_agent.reflection import ReflectionRecord, ReflectionScheduler, Reflector
-from ghost_agent.reflection.wiring import PENDING_KEY
 from ghost_agent.server import build_app
 from ghost_agent.server.state import AppContext
 from ghost_agent.settings import Settings
@@ -60,9 +59,9 @@ async def test_without_a_gate_the_reflection_starts_once_the_reply_is_delivered(
     scheduler = ReflectionScheduler(Reflector(llm))
     turn = Turn(body={})
     await scheduler.on_correction(event(turn))
-    assert scheduler.tasks == set() and len(turn.state[PENDING_KEY]) == 1  # the turn is still running
+    assert scheduler.tasks == set() and len(turn.state.reflections_pending) == 1  # the turn is still running
     await scheduler.finish(turn, None)  # the pipeline's finishers run after delivery
-    assert PENDING_KEY not in turn.state and len(scheduler.tasks) == 1
+    assert turn.state.reflections_pending == [] and len(scheduler.tasks) == 1
     [task] = scheduler.tasks
     result = await task
     assert result.status == "ok" and result.trajectory_id == "t-1" and scheduler.tasks == set()

@@ -78,7 +78,7 @@ class TurnPipeline:
             await self._finish_one(turn, error, before_delivery)
             return
         for choice in turn.choices:
-            if choice.state.get("choice_started"):
+            if choice.state.choice is not None and choice.state.choice.started:
                 await self._finish_one(choice, choice_error(choice, error), before_delivery)
 
     async def _finish_one(self, turn: Turn, error: BaseException | None, before_delivery: bool = False) -> None:

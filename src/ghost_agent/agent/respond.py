@@ -23,8 +23,7 @@ from ghost_agent.agent.answer_first import AnswerFirst, CheckConfig
 from ghost_agent.agent.choices import respond_choices
 from ghost_agent.agent.client_tools import ClientToolCalls, follow_up, wants_conversion
 from ghost_agent.agent.learn import lesson_from_recovery
-from ghost_agent.agent.loop import LoopConfig, LoopEvent, LoopResult, ToolLoop
-from ghost_agent.agent.memory_bus import lesson_notes, system_extra, turn_preferences
+from ghost_agent.agent.loop import LoopConfig, LoopEvent, LoopResult, ToolLoop, partial_steps
 from ghost_agent.agent.notes_echo import strip_echo_stream
 from ghost_agent.agent.prompting import direct_messages
 from ghost_agent.agent.request_kind import RequestKind, classify
@@ -33,6 +32,7 @@ from ghost_agent.agent.services import AgentServices
 from ghost_agent.agent.stages import BackendCallStage
 from ghost_agent.agent.streaming import agent_chunks
 from ghost_agent.agent.turn import Turn
+from ghost_agent.agent.turn_state import AgentCost, AgentFailure, AgentReport
 from ghost_agent.llm import wire
 from ghost_agent.llm.base import BackendError
 from ghost_agent.logging import get_logger
@@ -69,7 +69,7 @@ class RespondStage:
     async def _respond_one(self, turn: Turn) -> None:
         if not takes_agent_path(turn):
             await self.fast.run(turn, body=fast_body(turn))
-            if lesson_notes(turn) and not turn.body.get("tools"):  # the notes were sent: the model may echo them
+            if turn.state.memory_block and not turn.body.get("tools"):  # the notes were sent: the model may echo them
                 if turn.chunks is not None:
                     turn.chunks = strip_echo_stream(turn.chunks)
                 elif turn.response is not None:
@@ -91,8 +91,8 @@ class RespondStage:
                 model=str(turn.body.get("model") or ""), content=text, usage_obj=turn.usage,
                 id=_completion_id(turn),
             )
-            if turn.state.get("logprobs") is not None:
-                turn.response["choices"][0]["logprobs"] = turn.state.pop("logprobs")
+            if turn.state.logprobs is not None:
+                turn.response["choices"][0]["logprobs"], turn.state.logprobs = turn.state.logprobs, None
 
 
     async def _structured(self, turn: Turn) -> None:
@@ -109,7 +109,7 @@ class RespondStage:
             return reply["content"] if isinstance(reply.get("content"), str) else ""
 
         message["content"], check = await structured.ensure(content, turn.body.get("response_format"), ask)
-        turn.state["structured"] = check.to_json() if check is not None else {}
+        turn.state.structured = check
         if check is not None and not check.valid:
             log.warning("structured_output_invalid", request_id=turn.request_id, **check.to_json())
 
@@ -126,7 +126,7 @@ def fast_body(turn: Turn) -> JSON:
     """The fast path's request: a copy of the client's body with the per-turn system text (selfhood) in front
     and the lessons block in the last user message; `turn.body` itself is never changed (it is what the
     trajectory records as the user's request). Client tools → the body as sent: the client drives that turn."""
-    extra, notes = system_extra(turn), lesson_notes(turn)
+    extra, notes = turn.state.selfhood_prefix, turn.state.memory_block
     messages = turn.body.get("messages")
     if not (extra or notes) or not isinstance(messages, list) or turn.body.get("tools"):
         return turn.body
@@ -147,14 +147,15 @@ def _completion_id(turn: Turn) -> str:
 
 
 class AgentTurn:
-    """One agent-path turn: tool loop, verifier, lesson candidate; results land in `turn.state`."""
+    """One agent-path turn: tool loop, verifier, lesson candidate; results land in `turn.state` (its agent-path
+    fields: request_kind, agent, steps, final_response, logprobs, verifier*, lessons_retracted, lesson_candidate)."""
 
     def __init__(self, services: AgentServices, turn: Turn) -> None:
         self.services = services
         self.turn = turn
 
     async def run(self, on_event: Any) -> str:
-        """Run the loop and the verifier; returns the reply text (also `turn.state["final_response"]`).
+        """Run the loop and the verifier; returns the reply text (also `turn.state.final_response`).
 
         A BackendError propagates after the steps done so far are stored on the turn (the trajectory records
         them and is marked FAILED).
@@ -181,47 +182,48 @@ class AgentTurn:
             strategy = choose_strategy(settings.agent_strategy, kind)
             if structured.kind(turn.body.get("response_format")):
                 strategy = "answer-first"  # the reply must be the client's JSON, generated under its constraint
-            turn.state["request_kind"] = kind.label
+            turn.state.request_kind = kind
             try:
                 if strategy == "answer-first":
                     result = await AnswerFirst(services.backend, services.registry, self._check_config()).run(
                         list(turn.body.get("messages") or []), ctx, user_request=user_request,
-                        extra_system=system_extra(turn), notes=lesson_notes(turn), client_body=turn.body,
-                        on_event=on_event, kind=kind, user_preferences=turn_preferences(turn),
+                        extra_system=turn.state.selfhood_prefix, notes=turn.state.memory_block,
+                        client_body=turn.body, on_event=on_event, kind=kind, user_preferences=turn.state.preferences,
                     )
                 else:
                     result = await self._loop(turn).run(
                         list(turn.body.get("messages") or []), ctx, user_request=user_request,
-                        extra_system=system_extra(turn), notes=lesson_notes(turn), on_event=on_event,
+                        extra_system=turn.state.selfhood_prefix, notes=turn.state.memory_block, on_event=on_event,
                     )
             except BackendError as exc:
-                turn.state["steps"] = list(getattr(exc, "partial_steps", []) or [])
-                turn.state["agent"] = {"strategy": strategy, "error": exc.message}
+                turn.state.steps = partial_steps(exc)
+                turn.state.agent = AgentFailure(strategy=strategy, error=exc.message)
                 raise
         if strategy == "answer-first":
             text = self._execution_verdict(result)
         else:
             text = await self._verify(user_request, result)
-        turn.state["final_response"] = text
+        turn.state.final_response = text
         if result.logprobs is not None and text == result.final_text:
-            turn.state["logprobs"] = result.logprobs
-        turn.state["steps"] = result.steps
-        turn.state["agent"] = {
-            "strategy": strategy,
-            "aborted": result.aborted,
-            "llm_calls": result.llm_calls,
-            "native_tools": result.native_tools_used,
-            "recovered": result.recovered,
-            "ms": round((time.perf_counter() - started) * 1000, 3),
-            "cost": {
-                "llm_calls": result.llm_calls + (1 if turn.state.get("verifier_called") else 0),
-                "prompt_tokens": result.usage.get("prompt_tokens", 0),
-                "completion_tokens": result.usage.get("completion_tokens", 0),
-                "sandbox_runs": sum(1 for s in result.steps
-                                    if s.tool_name in SANDBOX_TOOLS and not s.extra.get("loop_guard")),
-            },
-            **result.info.to_json(),
-        }
+            turn.state.logprobs = result.logprobs
+        turn.state.steps = result.steps
+        report = AgentReport(
+            strategy=strategy,
+            aborted=result.aborted,
+            llm_calls=result.llm_calls,
+            native_tools=result.native_tools_used,
+            recovered=result.recovered,
+            ms=round((time.perf_counter() - started) * 1000, 3),
+            cost=AgentCost(
+                llm_calls=result.llm_calls + (1 if turn.state.verifier_called else 0),
+                prompt_tokens=result.usage.get("prompt_tokens", 0),
+                completion_tokens=result.usage.get("completion_tokens", 0),
+                sandbox_runs=sum(1 for s in result.steps
+                                 if s.tool_name in SANDBOX_TOOLS and not s.extra.get("loop_guard")),
+            ),
+            info=result.info,
+        )
+        turn.state.agent = report
         turn.usage = wire.usage(result.usage.get("prompt_tokens", 0), result.usage.get("completion_tokens", 0))
         turn.finish_reason = "stop"
         log.info(
@@ -233,8 +235,8 @@ class AgentTurn:
             steps=len(result.steps),
             aborted=result.aborted,
             llm_calls=result.llm_calls,
-            verdict=(turn.state.get("verifier") or {}).get("verdict"),
-            ms=turn.state["agent"]["ms"],
+            verdict=turn.state.verifier.verdict if turn.state.verifier is not None else None,
+            ms=report.ms,
         )
         return text
 
@@ -278,7 +280,7 @@ class AgentTurn:
             failing = "; ".join(str(f) for f in (code.user_cases.failing or [])[:3])
             verdict = Verdict("REFUTED", 0.9, f"the code fails {total - passed} of the request's {total} "
                               f"example(s): {failing}")
-        self.turn.state["verifier"] = {**verdict.to_dict(), "source": "execution"}
+        self.turn.state.verifier, self.turn.state.verifier_source = verdict, "execution"
         if verdict.verdict == "REFUTED":
             text += Verifier.note_for_reply(verdict)
         log.info("verifier_verdict", verdict=verdict.verdict, confidence=verdict.confidence, source="execution")
@@ -343,9 +345,9 @@ class AgentTurn:
             refute_confidence=services.settings.verifier_refute_confidence,
         )
         evidence = [Evidence(tool=t, code=c, output=o, ok=ok) for t, c, o, ok in result.evidence]
-        turn.state["verifier_called"] = True
+        turn.state.verifier_called = True
         verdict = await verifier.verify(user_request, evidence, text)
-        turn.state["verifier"] = verdict.to_dict()
+        turn.state.verifier = verdict
         if verifier.should_retract(verdict):
             text += verifier.note_for_reply(verdict)
             if services.memory is not None and turn.trajectory_id:
@@ -353,11 +355,11 @@ class AgentTurn:
                     removed = await services.memory.aretract_lessons_from_trajectory(
                         turn.trajectory_id, reason="verifier"
                     )
-                    turn.state["lessons_retracted"] = removed
+                    turn.state.lessons_retracted = removed
                 except Exception as exc:  # noqa: BLE001 - never break the turn over bookkeeping
                     log.warning("retraction_failed", trajectory_id=turn.trajectory_id, error=repr(exc))
         elif verdict.verdict == "CONFIRMED" and result.recovered:
-            turn.state["lesson_candidate"] = lesson_from_recovery(user_request, result)
+            turn.state.lesson_candidate = lesson_from_recovery(user_request, result)
         return text
 
 
