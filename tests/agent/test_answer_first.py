@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from ghost_agent.agent.answer_first import AnswerFirst, CheckConfig, splice_code
-from ghost_agent.agent.loop_run import CaseTally, LoopEvent, LoopResult
+from ghost_agent.agent.loop_run import CaseTally, LoopEvent, LoopResult, StrategyContext
+from ghost_agent.agent.request_kind import classify
 from ghost_agent.llm.scripted import ScriptedBackend, ScriptedReply
 from ghost_agent.sandbox import ExecLimits, Workspaces
 from ghost_agent.tools import ToolContext, ToolRegistry
@@ -41,7 +42,9 @@ def backend(*replies: str | ScriptedReply) -> ScriptedBackend:
 async def answer(llm: ScriptedBackend, ctx: ToolContext, registry: ToolRegistry, request: str,
                  config: CheckConfig | None = None, **kw: Any) -> LoopResult:
     agent = AnswerFirst(llm, registry, config or CheckConfig(model_tests=0, samples=0))
-    return await agent.run([{"role": "user", "content": request}], ctx, user_request=request, **kw)
+    given = StrategyContext(messages=[{"role": "user", "content": request}], tool_ctx=ctx, user_request=request,
+                            kind=classify(request, ctx.workspace), **kw)
+    return await agent.run(given)
 
 
 def last_user(request: JSON) -> str:

@@ -14,6 +14,8 @@ import pytest
 
 from ghost_agent.agent import prompting
 from ghost_agent.agent.loop import LOOP_MARKER, LoopConfig, LoopEvent, LoopResult, ToolLoop, partial_steps
+from ghost_agent.agent.loop_run import StrategyContext
+from ghost_agent.agent.request_kind import classify
 from ghost_agent.llm.base import BackendError
 from ghost_agent.llm.scripted import ScriptedBackend, ScriptedReply, tool_call
 from ghost_agent.mcts import MCTSReasoner
@@ -57,8 +59,10 @@ def kind(request: JSON, prefix: str) -> str:
 
 
 async def run(loop: ToolLoop, ctx: ToolContext, msgs: list[JSON] | None = None, **kw: Any) -> LoopResult:
-    kw.setdefault("user_request", REQUEST)
-    return await loop.run(msgs if msgs is not None else list(USER), ctx, **kw)
+    request = kw.pop("user_request", REQUEST)
+    given = StrategyContext(messages=msgs if msgs is not None else list(USER), tool_ctx=ctx, user_request=request,
+                            kind=classify(request, ctx.workspace), **kw)
+    return await loop.run(given)
 
 
 # ------------------------------------------------------------------------------------ the basic turn

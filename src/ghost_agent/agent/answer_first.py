@@ -27,7 +27,7 @@ run is a recorded step (`source` "check"), each model call counts in `llm_calls`
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,22 +36,22 @@ from ghost_agent.agent.loop_run import (
     CaseTally,
     CodeOutcome,
     Computed,
-    LoopEvent,
     LoopResult,
     LoopRun,
     PreferencesApplied,
+    StrategyContext,
     evidence_of,
     message_of,
 )
 from ghost_agent.agent.prompting import content_text, direct_messages
-from ghost_agent.agent.request_kind import RequestKind, classify
+from ghost_agent.agent.request_kind import RequestKind
 from ghost_agent.distill.redact import redact_text
 from ghost_agent.distill.trajectory import Step
 from ghost_agent.llm.base import BackendError, LLMBackend
 from ghost_agent.logging import get_logger
 from ghost_agent.mcts.prompts import load_prompt
 from ghost_agent.memory.bus import strip_notes_echo
-from ghost_agent.tools.base import ToolContext, cap_text, one_line, preview_text
+from ghost_agent.tools.base import cap_text, one_line, preview_text
 from ghost_agent.tools.registry import ToolRegistry
 
 log = get_logger("agent.answer_first")
@@ -107,30 +107,18 @@ class AnswerFirst:
         self._bounds: JSON = {}
         self._draft_logprobs: Any = None
 
-    async def run(
-        self,
-        messages: list[dict[str, Any]],
-        tool_ctx: ToolContext,
-        *,
-        user_request: str,
-        extra_system: str = "",
-        notes: str = "",
-        client_body: Mapping[str, Any] | None = None,
-        on_event: Callable[[LoopEvent], Awaitable[None]] | None = None,
-        kind: RequestKind | None = None,
-        user_preferences: Sequence[str] = (),
-    ) -> LoopResult:
-        """Draft, check, repair, fix the form, apply the user's stated preferences (`user_preferences`, their
-        quoted words from shown preference lessons). A BackendError on the draft propagates (nothing to answer
-        with); after it, failures keep the best answer so far."""
+    async def run(self, ctx: StrategyContext) -> LoopResult:
+        """Draft (with the client's sampling parameters, `ctx.client_body`), check by the request's kind, repair,
+        fix the form, apply the user's stated preferences (`ctx.preferences`). A BackendError on the draft
+        propagates (nothing to answer with); after it, failures keep the best answer so far."""
         started = time.perf_counter()
-        draft_messages = direct_messages(extra_system, messages, notes)
-        run = LoopRun(conversation=draft_messages, tool_ctx=tool_ctx, user_request=user_request, on_event=on_event)
-        kind = kind or classify(user_request, tool_ctx.workspace)
-        draft_body = {k: v for k, v in (client_body or {}).items() if k in DRAFT_PARAMS}
+        tool_ctx, user_request, kind = ctx.tool_ctx, ctx.user_request, ctx.kind
+        draft_messages = direct_messages(ctx.extra_system, ctx.messages, ctx.notes)
+        run = LoopRun(conversation=draft_messages, tool_ctx=tool_ctx, user_request=user_request, on_event=ctx.on_event)
+        draft_body = {k: v for k, v in ctx.client_body.items() if k in DRAFT_PARAMS}
         self._bound_replies(draft_body)
         draft = await self._text(run, draft_messages, keep_logprobs=True, **draft_body)
-        if notes:
+        if ctx.notes:
             draft = strip_notes_echo(draft)  # a small model may echo the notes block it was shown
         final, value = draft, None
         response_format = draft_body.get("response_format")
@@ -155,8 +143,8 @@ class AnswerFirst:
                 final, value = await self._run_claims(run, draft_messages, draft, kind)
             trusted = run.info.computed is not None and run.info.computed.trusted
             final = await self._follow_form(run, final, value, trusted=trusted)
-            if user_preferences:
-                final = await self._follow_preferences(run, final, user_preferences)
+            if ctx.preferences:
+                final = await self._follow_preferences(run, final, ctx.preferences)
         except BackendError as exc:
             log.warning("answer_first_degraded", status=exc.status, error=one_line(exc.message, 200),
                         llm_calls=run.llm_calls)

@@ -1,13 +1,15 @@
-"""What a tool-loop run reports (LoopEvent, LoopResult, RunInfo), the state it accumulates (LoopRun), and the
-small pure helpers it records with. `ghost_agent.agent.loop` re-exports the public names."""
+"""What a strategy (the tool loop, answer-first) is given (StrategyContext), what it reports (LoopEvent,
+LoopResult, RunInfo), the state it accumulates (LoopRun), and the small pure helpers it records with.
+`ghost_agent.agent.loop` re-exports the public names."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
+from ghost_agent.agent.request_kind import RequestKind
 from ghost_agent.agent.structured import StructuredCheck
 from ghost_agent.distill.trajectory import Step
 from ghost_agent.logging import get_logger
@@ -77,6 +79,34 @@ class LoopEvent:
     kind: str
     step: Step | None
     text: str
+
+
+OnEvent = Callable[[LoopEvent], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class StrategyContext:
+    """What a strategy is given of the turn.
+
+    `messages`: the client's messages; `tool_ctx`: the session's tools (workspace, sandbox, limits, lesson
+    search); `user_request`: the last user message's text; `kind`: what it asks for (`request_kind.classify`,
+    once per turn); `extra_system`: the per-turn system text (the selfhood prefix); `notes`: the memory bus's
+    lessons block, untrusted data shown in front of the last user message (`prompting.with_notes`);
+    `client_body`: the client's request (answer-first drafts with its sampling parameters); `preferences`: the
+    user's stated preferences, their quoted words (answer-first applies them to its reply); `on_event`: awaited
+    at each step start and end and at the answer; what it raises is logged (`agent_event_error`) and otherwise
+    ignored, so a broken client stream cannot break the turn (cancellation still propagates).
+    """
+
+    messages: list[JSON]
+    tool_ctx: ToolContext
+    user_request: str
+    kind: RequestKind
+    extra_system: str = ""
+    notes: str = ""
+    client_body: Mapping[str, Any] = field(default_factory=dict)
+    preferences: Sequence[str] = ()
+    on_event: OnEvent | None = None
 
 
 @dataclass(frozen=True)
@@ -210,6 +240,13 @@ class LoopResult:
     logprobs: Any = None  # the reply's own logprobs, when the client asked and the reply is one generation
 
 
+class Strategy(Protocol):
+    """An agent turn's way to its reply (`loop.ToolLoop`, `answer_first.AnswerFirst`)."""
+
+    async def run(self, ctx: StrategyContext) -> LoopResult:
+        """The reply and what it took; a BackendError the strategy cannot answer without propagates."""
+
+
 @dataclass
 class LoopRun:
     """Everything one `ToolLoop.run` accumulates; `failing` maps the call key of each call that failed
@@ -218,7 +255,7 @@ class LoopRun:
     conversation: list[dict[str, Any]]
     tool_ctx: ToolContext
     user_request: str
-    on_event: Callable[[LoopEvent], Awaitable[None]] | None = None
+    on_event: OnEvent | None = None
     steps: list[Step] = field(default_factory=list)
     evidence: list[tuple[str, str, str, bool]] = field(default_factory=list)
     usage: dict[str, int] = field(default_factory=lambda: dict.fromkeys(USAGE_KEYS, 0))
@@ -288,8 +325,11 @@ __all__ = [
     "LoopEvent",
     "LoopResult",
     "LoopRun",
+    "OnEvent",
     "PreferencesApplied",
     "RunInfo",
+    "Strategy",
+    "StrategyContext",
     "arguments_text",
     "call_key",
     "evidence_of",

@@ -24,6 +24,7 @@ from ghost_agent.agent.choices import respond_choices
 from ghost_agent.agent.client_tools import ClientToolCalls, follow_up, wants_conversion
 from ghost_agent.agent.learn import lesson_from_recovery
 from ghost_agent.agent.loop import LoopConfig, LoopEvent, LoopResult, ToolLoop, partial_steps
+from ghost_agent.agent.loop_run import OnEvent, Strategy, StrategyContext
 from ghost_agent.agent.notes_echo import strip_echo_stream
 from ghost_agent.agent.prompting import direct_messages
 from ghost_agent.agent.request_kind import RequestKind, classify
@@ -154,7 +155,7 @@ class AgentTurn:
         self.services = services
         self.turn = turn
 
-    async def run(self, on_event: Any) -> str:
+    async def run(self, on_event: OnEvent | None) -> str:
         """Run the loop and the verifier; returns the reply text (also `turn.state.final_response`).
 
         A BackendError propagates after the steps done so far are stored on the turn (the trajectory records
@@ -183,18 +184,17 @@ class AgentTurn:
             if structured.kind(turn.body.get("response_format")):
                 strategy = "answer-first"  # the reply must be the client's JSON, generated under its constraint
             turn.state.request_kind = kind
+            given = StrategyContext(
+                messages=list(turn.body.get("messages") or []), tool_ctx=ctx, user_request=user_request, kind=kind,
+                extra_system=turn.state.selfhood_prefix, notes=turn.state.memory_block, client_body=turn.body,
+                preferences=turn.state.preferences, on_event=on_event,
+            )
             try:
-                if strategy == "answer-first":
-                    result = await AnswerFirst(services.backend, services.registry, self._check_config()).run(
-                        list(turn.body.get("messages") or []), ctx, user_request=user_request,
-                        extra_system=turn.state.selfhood_prefix, notes=turn.state.memory_block,
-                        client_body=turn.body, on_event=on_event, kind=kind, user_preferences=turn.state.preferences,
-                    )
-                else:
-                    result = await self._loop(turn).run(
-                        list(turn.body.get("messages") or []), ctx, user_request=user_request,
-                        extra_system=turn.state.selfhood_prefix, notes=turn.state.memory_block, on_event=on_event,
-                    )
+                runner: Strategy = (
+                    AnswerFirst(services.backend, services.registry, self._check_config())
+                    if strategy == "answer-first" else self._loop(turn)
+                )
+                result = await runner.run(given)
             except BackendError as exc:
                 turn.state.steps = partial_steps(exc)
                 turn.state.agent = AgentFailure(strategy=strategy, error=exc.message)
