@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from ghost_agent.agent.learn import LearnOnRecovery
-from ghost_agent.agent.respond import RespondStage
+from ghost_agent.agent.loop import LoopConfig
+from ghost_agent.agent.respond import AgentConfig, RespondStage
 from ghost_agent.agent.services import AgentServices
 from ghost_agent.agent.turn import Turn
 from ghost_agent.agent.turn_state import AgentReport, TurnRoute
@@ -118,3 +119,16 @@ async def test_recovered_and_confirmed_turn_writes_a_lesson_with_provenance(tmp_
     [lesson] = svc.memory.all()
     assert lesson.source_trajectory_id == "recovering-turn"
     assert "missing.txt" in lesson.mistake and "wc -l" in lesson.solution
+
+
+def test_the_agent_config_is_built_once_with_the_stage_from_the_settings(tmp_path: Path) -> None:
+    settings = make_settings(tmp_path, max_steps=3, native_tools="off", agent_max_tokens=512, check_samples=0,
+                             sandbox_max_output_kb=8, sandbox_timeout_s=12.0)
+    stage = RespondStage(AgentServices(settings=settings, backend=ScriptedBackend(),
+                                       collector=TrajectoryCollector(tmp_path / "trajectories"),
+                                       registry=default_registry()))
+    config = stage.config
+    assert config == AgentConfig.from_settings(settings)
+    assert config.loop == LoopConfig(max_steps=3, native_tools="off", max_tokens=512)  # the turn names its model
+    assert (config.check.samples, config.check.max_tokens, config.check.model) == (0, 512, None)
+    assert (config.limits.timeout_s, config.limits.max_output_bytes) == (12.0, 8 * 1024)

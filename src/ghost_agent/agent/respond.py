@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 from ghost_agent.agent import structured
 from ghost_agent.agent.answer_first import AnswerFirst, CheckConfig
@@ -44,10 +45,46 @@ from ghost_agent.sandbox.base import ExecLimits
 from ghost_agent.tools.base import ToolContext
 from ghost_agent.verifier import Evidence, Verdict, Verifier
 
+if TYPE_CHECKING:
+    from ghost_agent.settings import Settings
+
 log = get_logger("agent")
 
 JSON = dict[str, Any]
 SANDBOX_TOOLS = frozenset({"python", "bash"})
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    """The agent path's settings as the objects that use them, built once with the pipeline: the sandbox limits
+    of each tool call, the tool loop's config and answer-first's checks. A turn only names its model in them."""
+
+    limits: ExecLimits
+    loop: LoopConfig
+    check: CheckConfig
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> AgentConfig:
+        return cls(
+            limits=ExecLimits(
+                timeout_s=settings.sandbox_timeout_s,
+                memory_mb=settings.sandbox_memory_mb,
+                max_procs=settings.sandbox_max_procs,
+                max_output_bytes=settings.sandbox_max_output_kb * 1024,
+            ),
+            loop=LoopConfig(
+                max_steps=settings.max_steps,
+                native_tools=settings.native_tools,
+                max_tokens=settings.agent_max_tokens,
+            ),
+            check=CheckConfig(
+                max_tokens=settings.agent_max_tokens,
+                model_tests=settings.check_model_tests,
+                revisions=settings.check_revisions,
+                samples=settings.check_samples,
+                compute=settings.check_compute,
+            ),
+        )
 
 
 class RespondStage:
@@ -57,6 +94,7 @@ class RespondStage:
 
     def __init__(self, services: AgentServices) -> None:
         self.services = services
+        self.config = AgentConfig.from_settings(services.settings)
         self.fast = BackendCallStage(services.backend)
         self.client_tools = ClientToolCalls(services.backend)
 
@@ -83,7 +121,7 @@ class RespondStage:
             elif turn.response is not None and structured.kind(turn.body.get("response_format")):
                 await self._structured(turn)
             return
-        agent = AgentTurn(self.services, turn)
+        agent = AgentTurn(self.services, turn, self.config)
         if turn.stream:
             turn.chunks = agent_chunks(turn, agent.run, progress=self.services.settings.stream_tool_progress)
         else:
@@ -151,9 +189,10 @@ class AgentTurn:
     """One agent-path turn: tool loop, verifier, lesson candidate; results land in `turn.state` (its agent-path
     fields: request_kind, agent, steps, final_response, logprobs, verifier*, lessons_retracted, lesson_candidate)."""
 
-    def __init__(self, services: AgentServices, turn: Turn) -> None:
+    def __init__(self, services: AgentServices, turn: Turn, config: AgentConfig) -> None:
         self.services = services
         self.turn = turn
+        self.config = config
 
     async def run(self, on_event: OnEvent | None) -> str:
         """Run the loop and the verifier; returns the reply text (also `turn.state.final_response`).
@@ -168,16 +207,10 @@ class AgentTurn:
         workspaces = services.workspaces
         if workspaces is None:
             raise RuntimeError("workspaces are not initialised (the lifespan sets them up)")
-        limits = ExecLimits(
-            timeout_s=settings.sandbox_timeout_s,
-            memory_mb=settings.sandbox_memory_mb,
-            max_procs=settings.sandbox_max_procs,
-            max_output_bytes=settings.sandbox_max_output_kb * 1024,
-        )
         with workspaces.active(turn.session_id):
             ctx = ToolContext.for_session(
-                workspaces, turn.session_id, sandbox=sandbox, sandbox_error=services.sandbox_error, limits=limits,
-                memory_searcher=self._searcher(),
+                workspaces, turn.session_id, sandbox=sandbox, sandbox_error=services.sandbox_error,
+                limits=self.config.limits, memory_searcher=self._searcher(),
             )
             kind = classify(user_request, ctx.workspace)
             strategy = choose_strategy(settings.agent_strategy, kind)
@@ -241,30 +274,16 @@ class AgentTurn:
         return text
 
     def _loop(self, turn: Turn) -> ToolLoop:
-        settings = self.services.settings
         return ToolLoop(
             self.services.backend,
             self.services.registry,
-            LoopConfig(
-                max_steps=settings.max_steps,
-                native_tools=settings.native_tools,
-                model=turn.body.get("model") or None,
-                max_tokens=settings.agent_max_tokens,
-            ),
+            replace(self.config.loop, model=turn.body.get("model") or None),
             mcts=self._mcts(turn),
             prm_scorer=self.services.prm_scorer,
         )
 
     def _check_config(self) -> CheckConfig:
-        settings = self.services.settings
-        return CheckConfig(
-            model=self.turn.body.get("model") or None,
-            max_tokens=settings.agent_max_tokens,
-            model_tests=settings.check_model_tests,
-            revisions=settings.check_revisions,
-            samples=settings.check_samples,
-            compute=settings.check_compute,
-        )
+        return replace(self.config.check, model=self.turn.body.get("model") or None)
 
     def _execution_verdict(self, result: LoopResult) -> str:
         """Answer-first turns are judged by what ran, not by another model call: the request's own examples
@@ -363,4 +382,4 @@ class AgentTurn:
         return text
 
 
-__all__ = ["AgentTurn", "LoopEvent", "RespondStage", "fast_body", "lesson_from_recovery"]
+__all__ = ["AgentConfig", "AgentTurn", "LoopEvent", "RespondStage", "fast_body", "lesson_from_recovery"]
