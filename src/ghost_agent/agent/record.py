@@ -95,7 +95,7 @@ def settle_outcome(traj: Trajectory, turn: Turn, error: BaseException | None, re
         traj.outcome = Outcome.FAILED
         traj.extra["outcome_source"] = "heuristic"
         return
-    verdict = traj.verifier if isinstance(traj.verifier, dict) else {}
+    verdict = traj.verifier or {}
     confidence = verdict.get("confidence")
     if not isinstance(confidence, (int, float)) or confidence < refute_confidence:
         return
