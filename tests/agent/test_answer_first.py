@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from ghost_agent.agent.answer_first import AnswerFirst, CheckConfig, splice_code
-from ghost_agent.agent.loop_run import LoopEvent, LoopResult
+from ghost_agent.agent.loop_run import CaseTally, LoopEvent, LoopResult, StrategyContext
 from ghost_agent.llm.scripted import ScriptedBackend, ScriptedReply
 from ghost_agent.sandbox import ExecLimits, Workspaces
+from ghost_agent.text.request_kind import classify
 from ghost_agent.tools import ToolContext, ToolRegistry
 
 JSON = dict[str, Any]
@@ -41,7 +42,9 @@ def backend(*replies: str | ScriptedReply) -> ScriptedBackend:
 async def answer(llm: ScriptedBackend, ctx: ToolContext, registry: ToolRegistry, request: str,
                  config: CheckConfig | None = None, **kw: Any) -> LoopResult:
     agent = AnswerFirst(llm, registry, config or CheckConfig(model_tests=0, samples=0))
-    return await agent.run([{"role": "user", "content": request}], ctx, user_request=request, **kw)
+    given = StrategyContext(messages=[{"role": "user", "content": request}], tool_ctx=ctx, user_request=request,
+                            kind=classify(request, ctx.workspace), **kw)
+    return await agent.run(given)
 
 
 def last_user(request: JSON) -> str:
@@ -101,7 +104,8 @@ async def test_a_code_answer_failing_the_requests_examples_is_repaired_showing_o
     revision = last_user(llm.requests[1])
     assert "double(-1)" in revision and "got 1" in revision and "double(2)" not in revision
     assert llm.requests[1]["messages"][-2] == {"role": "assistant", "content": WRONG}
-    assert result.info["chosen"] == "revision" and result.info["user_cases"]["passed"] == 2
+    assert result.info.code is not None
+    assert result.info.code.chosen == "revision" and result.info.code.user_cases.passed == 2
 
 
 async def test_a_code_answer_passing_its_examples_costs_no_further_call(
@@ -117,7 +121,7 @@ async def test_a_code_answer_passing_its_examples_costs_no_further_call(
 async def test_a_worse_revision_keeps_the_draft(ctx: ToolContext, registry: ToolRegistry) -> None:
     llm = backend(WRONG, BROKEN)
     result = await answer(llm, ctx, registry, SPEC)
-    assert result.final_text == WRONG and result.info["chosen"] == "draft"
+    assert result.final_text == WRONG and result.info.code is not None and result.info.code.chosen == "draft"
 
 
 async def test_a_fresh_sample_is_drawn_only_when_the_repair_still_fails(
@@ -126,7 +130,8 @@ async def test_a_fresh_sample_is_drawn_only_when_the_repair_still_fails(
     llm = backend(WRONG, WRONG_TOO, RIGHT)
     config = CheckConfig(model_tests=0, samples=2, sample_temperature=0.7)
     result = await answer(llm, ctx, registry, SPEC, config)
-    assert "return 2 * x" in result.final_text and result.info["chosen"] == "sample"
+    assert "return 2 * x" in result.final_text and result.info.code is not None
+    assert result.info.code.chosen == "sample"
     assert len(llm.requests) == 3  # the second sample was never needed
     assert llm.requests[2]["temperature"] == 0.7 and llm.requests[2]["messages"] == llm.requests[0]["messages"]
 
@@ -143,9 +148,9 @@ async def test_model_written_assertions_check_a_request_without_examples(
     assert "n % 2 == 0" in result.final_text
     # the assertions are written from the spec alone, never from the code they will judge
     assert "is_even" in last_user(llm.requests[1]) and "n % 2 == 1" not in str(llm.requests[1]["messages"])
-    assert result.info["model_cases"] == {"passed": 3, "total": 3}
+    assert result.info.code is not None and result.info.code.model_cases == CaseTally(passed=3, total=3)
     # no user examples: nothing to confirm or refute with the user's authority
-    assert result.info["user_cases"]["total"] == 0
+    assert result.info.code.user_cases.total == 0
 
 
 async def test_a_code_request_keeps_its_code_when_there_is_nothing_to_test(
@@ -191,8 +196,9 @@ async def test_a_disagreeing_computation_gets_a_second_opinion_then_the_program_
     explain = last_user(llm.requests[3])
     assert request in explain and "boxes * 12 - 5" in explain and "31" in explain
     assert [s.result_preview.strip() for s in result.steps] == ["31", "31"]
-    assert result.info["computed"] == {"value": 31.0, "draft": 30.0, "source": "program", "second": 31.0,
-                                       "trusted": True}
+    assert result.info.computed is not None
+    assert result.info.computed.to_json() == {"value": 31.0, "draft": 30.0, "source": "program", "second": 31.0,
+                                              "trusted": True}
 
 
 async def test_a_second_opinion_siding_with_the_draft_keeps_it(ctx: ToolContext, registry: ToolRegistry) -> None:
@@ -209,7 +215,8 @@ async def test_a_second_program_that_fails_is_no_majority_against_the_draft(
     llm = backend("Chloe is 4, so Ben is 16.", "```python\nprint(2)\n```", "```python\nraise SystemExit(1)\n```")
     result = await answer(llm, ctx, registry, request)
     assert result.final_text == "Chloe is 4, so Ben is 16." and result.llm_calls == 3
-    assert result.info["computed"]["second"] is None and "trusted" not in result.info["computed"]
+    assert result.info.computed is not None and result.info.computed.voted and result.info.computed.second is None
+    assert result.info.computed.to_json() == {"value": 2.0, "draft": 16.0, "source": "program", "second": None}
 
 
 async def test_the_drafts_own_program_is_the_computation(ctx: ToolContext, registry: ToolRegistry) -> None:
@@ -217,7 +224,8 @@ async def test_the_drafts_own_program_is_the_computation(ctx: ToolContext, regis
     draft = "```python\nprint(17 * 23 + 4)\n```\nThis prints 395."
     llm = backend(draft, "```python\nprint(17 * 23 + 4)\n```", "17 * 23 = 391, plus 4 is 395.")
     result = await answer(llm, ctx, registry, request)
-    assert result.info["computed"]["source"] == "draft" and result.info["computed"]["value"] == 395.0
+    assert result.info.computed is not None
+    assert result.info.computed.source == "draft" and result.info.computed.value == 395.0
     assert "395" in result.final_text
 
 
@@ -258,7 +266,7 @@ async def test_the_requested_answer_line_is_added_without_rewriting_the_content(
     llm = backend(draft, "```python\nprint(3 * 12 - 5)\n```")
     result = await answer(llm, ctx, registry, request)
     assert result.final_text == draft + "\n\nAnswer: 31" and result.llm_calls == 2
-    assert result.info["form_fixed"] == ["answer_line"]
+    assert result.info.form_fixed == ["answer_line"]
 
 
 async def test_a_form_the_reply_cannot_be_fixed_into_deterministically_costs_one_short_call(

@@ -50,7 +50,7 @@ async def test_the_issues_correction_fails_the_prior_turn(services: AgentService
     turn = conversation(request, reply, "No, wrong format — tell me what 15% of 2340 dollars is, as $351.00")
     await CorrectionStage(services, hooks=[hook]).run(turn)
 
-    assert turn.state["corrected_prior"] == "t" * 32
+    assert turn.state.corrected_prior == "t" * 32
     [line] = services.collector.corrections_path.read_text(encoding="utf-8").splitlines()
     record = json.loads(line)
     assert (record["trajectory_id"], record["outcome"], record["source"]) == ("t" * 32, "failed", "user_correction")
@@ -65,6 +65,6 @@ async def test_a_no_answering_the_assistants_question_leaves_the_prior_turn_alon
     services.recent.remember(reply, RecentTurn("u" * 32, request, "default"))
     turn = conversation(request, reply, "nope, keep it friendly")
     await CorrectionStage(services).run(turn)
-    assert "corrected_prior" not in turn.state
+    assert turn.state.corrected_prior is None
     assert services.recent.peek(reply) is not None
     assert not services.collector.corrections_path.exists()

@@ -20,6 +20,7 @@ from ghost_agent.agent.memory_bus import MemoryStage
 from ghost_agent.agent.respond import RespondStage
 from ghost_agent.agent.services import AgentServices
 from ghost_agent.agent.turn import Turn
+from ghost_agent.agent.turn_state import TurnRoute
 from ghost_agent.cli.lessons import run_lessons_cli
 from ghost_agent.home import GhostHome
 from ghost_agent.llm.scripted import ScriptedBackend, ScriptedReply
@@ -200,13 +201,13 @@ async def test_a_confident_refutation_retracts_this_turns_lessons_for_its_sessio
                                           source_trajectory_id="this-turn", session_id="alice").lesson
     turn = Turn(body={"model": "m", "messages": [{"role": "user", "content": "count lines of code, give the code"}]},
                 session_id="alice", trajectory_id="this-turn")
-    turn.state["router"] = {"decision": "agent", "p": None, "reason": "forced", "model": None}
+    turn.state.route = TurnRoute("agent", None, "forced", None, None)
     await RespondStage(services).run(turn)
-    assert turn.state["lessons_retracted"] == 1
+    assert turn.state.lessons_retracted == 1
     retracted = services.memory.get(lesson.id)
     assert retracted is not None and (retracted.status, retracted.retract_reason) == ("retracted", "verifier")
     later = Turn(body={"model": "m", "messages": [{"role": "user", "content": "count lines of code in my project"}]},
                  session_id="alice")
     await MemoryStage(services).run(later)
-    assert later.state["memory_block"] == ""
+    assert later.state.memory_block == ""
     services.memory.close()

@@ -14,12 +14,14 @@ import pytest
 
 from ghost_agent.agent import prompting
 from ghost_agent.agent.loop import LOOP_MARKER, LoopConfig, LoopEvent, LoopResult, ToolLoop, partial_steps
+from ghost_agent.agent.loop_run import StrategyContext
 from ghost_agent.llm.base import BackendError
 from ghost_agent.llm.scripted import ScriptedBackend, ScriptedReply, tool_call
 from ghost_agent.mcts import MCTSReasoner
 from ghost_agent.prm.features import PRM_FEATURE_NAMES
 from ghost_agent.prm.model import StepValueModel
 from ghost_agent.prm.scorer import PRMScorer
+from ghost_agent.text.request_kind import classify
 from ghost_agent.tools import ToolContext, ToolRegistry, default_registry
 
 JSON = dict[str, Any]
@@ -57,8 +59,10 @@ def kind(request: JSON, prefix: str) -> str:
 
 
 async def run(loop: ToolLoop, ctx: ToolContext, msgs: list[JSON] | None = None, **kw: Any) -> LoopResult:
-    kw.setdefault("user_request", REQUEST)
-    return await loop.run(msgs if msgs is not None else list(USER), ctx, **kw)
+    request = kw.pop("user_request", REQUEST)
+    given = StrategyContext(messages=msgs if msgs is not None else list(USER), tool_ctx=ctx, user_request=request,
+                            kind=classify(request, ctx.workspace), **kw)
+    return await loop.run(given)
 
 
 # ------------------------------------------------------------------------------------ the basic turn
@@ -148,7 +152,7 @@ async def test_broken_twice_falls_back_to_a_direct_answer(ctx: ToolContext, regi
     result = await run(ToolLoop(llm, registry, LoopConfig()), ctx, extra_system="Lessons: none")
     # the broken action never reaches the user: the bare model's answer to the client's messages does
     assert (result.final_text, result.steps, result.llm_calls, result.aborted) == ("The answer is 42.", [], 3, None)
-    assert result.info["fallback"] == "protocol"
+    assert result.info.fallback == "protocol"
     assert "unknown tool" not in str(messages(llm.requests[1])[-1])  # the first reason was about the JSON
     assert messages(llm.requests[2]) == [{"role": "system", "content": "Lessons: none"}, *USER]
     assert "tools" not in llm.requests[2]
@@ -224,7 +228,7 @@ async def test_loop_guard_stops_a_repeated_failing_call(ctx: ToolContext, regist
     result = await run(ToolLoop(llm, registry, LoopConfig()), ctx)
     # the turn stops acting and answers directly: no apology about the loop, no marker, no third tool call
     assert result.aborted == "loop" and result.final_text == "The folder does not exist."
-    assert LOOP_MARKER not in result.final_text and result.info["fallback"] == "loop"
+    assert LOOP_MARKER not in result.final_text and result.info.fallback == "loop"
     assert len(llm.requests) == 3 and result.llm_calls == 3 and messages(llm.requests[2]) == USER
     first, repeat = result.steps
     assert not first.ok and first.error == "bash: exited with code 2"
@@ -259,7 +263,7 @@ async def test_max_steps_never_shows_a_tool_call_reply_as_the_answer(ctx: ToolCo
     llm = backend(act("python", code="print(1)"), say(again), say("It prints 1."))
     result = await run(ToolLoop(llm, registry, LoopConfig(max_steps=1)), ctx)
     assert (result.aborted, result.final_text, len(result.steps)) == ("max_steps", "It prints 1.", 1)
-    assert result.info["fallback"] == "no_answer"
+    assert result.info.fallback == "no_answer"
 
 
 async def test_failure_then_success_is_recovered_and_results_are_capped(

@@ -50,6 +50,21 @@ async def test_finishers_all_run_even_when_one_raises() -> None:
     assert log == ["finish:boom:ValueError", "finish:after:ValueError"]
 
 
+class Recording(Recorder):
+    before_delivery = True
+
+
+async def test_each_finisher_runs_once_however_often_the_turn_is_finished() -> None:
+    log: list[str] = []
+    pipeline = TurnPipeline([], finishers=[Recording("record", log), Recorder("learn", log)])
+    turn = Turn(body={})
+    await pipeline.finish(turn, before_delivery=True)  # the route, just before the last byte
+    assert log == ["finish:record:None"] and turn.finished == {"record"}
+    await pipeline.finish(turn)  # after delivery
+    await pipeline.finish(turn, ValueError("late"))  # a later error path finds nothing left to run
+    assert log == ["finish:record:None", "finish:learn:None"] and turn.finished == {"record", "learn"}
+
+
 async def test_prepare_forces_usage_and_model() -> None:
     turn = Turn(body={"model": "client", "stream": True, "stream_options": {"foo": 1}}, stream=True)
     await PrepareStage("configured").run(turn)

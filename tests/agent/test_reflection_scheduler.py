@@ -13,7 +13,7 @@ import structlog
 from structlog.testing import capture_logs
 
 from ghost_agent.agent.correction import CorrectionEvent
-from ghost_agent.agent.reflection_scheduler import PENDING_KEY, ReflectionScheduler
+from ghost_agent.agent.reflection_scheduler import ReflectionScheduler
 from ghost_agent.agent.turn import Turn
 from ghost_agent.feedback.correction.detector import CorrectionVerdict
 from ghost_agent.home import GhostHome
@@ -60,9 +60,9 @@ async def test_without_a_gate_the_reflection_starts_once_the_reply_is_delivered(
     scheduler = ReflectionScheduler(Reflector(llm))
     turn = Turn(body={})
     await scheduler.on_correction(event(turn))
-    assert scheduler.tasks == set() and len(turn.state[PENDING_KEY]) == 1  # the turn is still running
+    assert scheduler.tasks == set() and len(turn.state.reflections_pending) == 1  # the turn is still running
     await scheduler.finish(turn, None)  # the pipeline's finishers run after delivery
-    assert PENDING_KEY not in turn.state and len(scheduler.tasks) == 1
+    assert turn.state.reflections_pending == [] and len(scheduler.tasks) == 1
     [task] = scheduler.tasks
     result = await task
     assert result.status == "ok" and result.trajectory_id == "t-1" and scheduler.tasks == set()

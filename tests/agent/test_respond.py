@@ -9,9 +9,11 @@ from typing import Any
 import pytest
 
 from ghost_agent.agent.learn import LearnOnRecovery
-from ghost_agent.agent.respond import RespondStage
+from ghost_agent.agent.loop import LoopConfig
+from ghost_agent.agent.respond import AgentConfig, RespondStage
 from ghost_agent.agent.services import AgentServices
 from ghost_agent.agent.turn import Turn
+from ghost_agent.agent.turn_state import AgentReport, TurnRoute
 from ghost_agent.llm.scripted import ScriptedBackend, ScriptedReply
 from ghost_agent.memory.store import SkillMemory
 from ghost_agent.sandbox.detect import get_sandbox
@@ -44,7 +46,7 @@ def services(tmp_path: Path, llm: ScriptedBackend, **overrides: Any) -> AgentSer
 def agent_turn(trajectory_id: str, content: str = REQUEST) -> Turn:
     turn = Turn(body={"model": "m", "messages": [{"role": "user", "content": content}]})
     turn.trajectory_id = trajectory_id
-    turn.state["router"] = {"decision": "agent", "p": None, "reason": "forced", "model": None}
+    turn.state.route = TurnRoute("agent", None, "forced", None, None)
     return turn
 
 
@@ -73,7 +75,8 @@ async def test_confident_refutation_notes_the_reply_and_retracts_exactly_this_tu
     content = turn.response["choices"][0]["message"]["content"]
     assert content.startswith("The project has 2 lines of code.")
     assert "Verifier" in content and "not a number" in content
-    assert turn.state["verifier"]["verdict"] == "REFUTED" and turn.state["lessons_retracted"] == 1
+    assert turn.state.verifier is not None and turn.state.verifier.verdict == "REFUTED"
+    assert turn.state.lessons_retracted == 1
     assert [lesson.source_trajectory_id for lesson in svc.memory.all()] == ["other-turn"]
 
 
@@ -86,7 +89,7 @@ async def test_an_unsure_or_weak_refutation_changes_nothing(tmp_path: Path) -> N
     turn = agent_turn("this-turn")
     await RespondStage(svc).run(turn)
     assert turn.response is not None and turn.response["choices"][0]["message"]["content"] == "2 lines."
-    assert svc.memory.count() == 1 and "lessons_retracted" not in turn.state
+    assert svc.memory.count() == 1 and turn.state.lessons_retracted is None
 
 
 async def test_a_failing_verifier_never_breaks_the_turn(tmp_path: Path) -> None:
@@ -96,7 +99,7 @@ async def test_a_failing_verifier_never_breaks_the_turn(tmp_path: Path) -> None:
     turn = agent_turn("t1")
     await RespondStage(svc).run(turn)
     assert turn.response is not None and turn.response["choices"][0]["message"]["content"] == "2 lines."
-    assert turn.state["verifier"]["verdict"] == "UNSURE" and turn.state["verifier"]["error"]
+    assert turn.state.verifier is not None and turn.state.verifier.verdict == "UNSURE" and turn.state.verifier.error
 
 
 async def test_recovered_and_confirmed_turn_writes_a_lesson_with_provenance(tmp_path: Path) -> None:
@@ -111,8 +114,21 @@ async def test_recovered_and_confirmed_turn_writes_a_lesson_with_provenance(tmp_
     assert svc.memory is not None
     turn = agent_turn("recovering-turn", "count the lines of missing.txt with bash")
     await RespondStage(svc).run(turn)
-    assert turn.state["agent"]["recovered"] is True
+    assert isinstance(turn.state.agent, AgentReport) and turn.state.agent.recovered is True
     await LearnOnRecovery(svc).finish(turn, None)
     [lesson] = svc.memory.all()
     assert lesson.source_trajectory_id == "recovering-turn"
     assert "missing.txt" in lesson.mistake and "wc -l" in lesson.solution
+
+
+def test_the_agent_config_is_built_once_with_the_stage_from_the_settings(tmp_path: Path) -> None:
+    settings = make_settings(tmp_path, max_steps=3, native_tools="off", agent_max_tokens=512, check_samples=0,
+                             sandbox_max_output_kb=8, sandbox_timeout_s=12.0)
+    stage = RespondStage(AgentServices(settings=settings, backend=ScriptedBackend(),
+                                       collector=TrajectoryCollector(tmp_path / "trajectories"),
+                                       registry=default_registry()))
+    config = stage.config
+    assert config == AgentConfig.from_settings(settings)
+    assert config.loop == LoopConfig(max_steps=3, native_tools="off", max_tokens=512)  # the turn names its model
+    assert (config.check.samples, config.check.max_tokens, config.check.model) == (0, 512, None)
+    assert (config.limits.timeout_s, config.limits.max_output_bytes) == (12.0, 8 * 1024)

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ghost_agent.agent.respond import AgentTurn
+from ghost_agent.agent.respond import AgentConfig, AgentTurn
 from ghost_agent.agent.turn import Turn
 from ghost_agent.cli.status import render
 from ghost_agent.learned.holdout import PRIMARY
@@ -49,7 +49,8 @@ async def test_retrain_hot_swaps_and_the_next_score_uses_the_new_weights(tmp_pat
         record(daemon, world(20) + fast_turns(20, start=1))
         scorer, router = daemon.ctx.prm_scorer, daemon.ctx.router
         turn = Turn(body={})
-        agent = AgentTurn(daemon.ctx.agent_services, turn)
+        services = daemon.ctx.agent_services
+        agent = AgentTurn(services, turn, AgentConfig.from_settings(services.settings))
         assert scorer.score(PROBE_STATE, PROBE_ACTION) == 0.5 and agent._mcts(turn) is None
 
         result = await retrain(daemon)

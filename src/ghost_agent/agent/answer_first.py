@@ -27,20 +27,30 @@ run is a recorded step (`source` "check"), each model call counts in `llm_calls`
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ghost_agent.agent import claims, code_tests, form, preferences, structured
-from ghost_agent.agent.loop_run import LoopEvent, LoopResult, LoopRun, evidence_of, message_of
+from ghost_agent.agent.loop_run import (
+    CaseTally,
+    CodeOutcome,
+    Computed,
+    LoopResult,
+    LoopRun,
+    PreferencesApplied,
+    StrategyContext,
+    evidence_of,
+    message_of,
+)
 from ghost_agent.agent.prompting import content_text, direct_messages
 from ghost_agent.llm.base import BackendError, LLMBackend
 from ghost_agent.logging import get_logger
 from ghost_agent.memory.bus import strip_notes_echo
 from ghost_agent.privacy.redact import redact_text
 from ghost_agent.text.prompts import load_prompt
-from ghost_agent.text.request_kind import RequestKind, classify
-from ghost_agent.tools.base import ToolContext, cap_text, one_line, preview_text
+from ghost_agent.text.request_kind import RequestKind
+from ghost_agent.tools.base import cap_text, one_line, preview_text
 from ghost_agent.tools.registry import ToolRegistry
 from ghost_agent.trajectories.record import Step
 
@@ -97,30 +107,18 @@ class AnswerFirst:
         self._bounds: JSON = {}
         self._draft_logprobs: Any = None
 
-    async def run(
-        self,
-        messages: list[dict[str, Any]],
-        tool_ctx: ToolContext,
-        *,
-        user_request: str,
-        extra_system: str = "",
-        notes: str = "",
-        client_body: Mapping[str, Any] | None = None,
-        on_event: Callable[[LoopEvent], Awaitable[None]] | None = None,
-        kind: RequestKind | None = None,
-        user_preferences: Sequence[str] = (),
-    ) -> LoopResult:
-        """Draft, check, repair, fix the form, apply the user's stated preferences (`user_preferences`, their
-        quoted words from shown preference lessons). A BackendError on the draft propagates (nothing to answer
-        with); after it, failures keep the best answer so far."""
+    async def run(self, ctx: StrategyContext) -> LoopResult:
+        """Draft (with the client's sampling parameters, `ctx.client_body`), check by the request's kind, repair,
+        fix the form, apply the user's stated preferences (`ctx.preferences`). A BackendError on the draft
+        propagates (nothing to answer with); after it, failures keep the best answer so far."""
         started = time.perf_counter()
-        draft_messages = direct_messages(extra_system, messages, notes)
-        run = LoopRun(conversation=draft_messages, tool_ctx=tool_ctx, user_request=user_request, on_event=on_event)
-        kind = kind or classify(user_request, tool_ctx.workspace)
-        draft_body = {k: v for k, v in (client_body or {}).items() if k in DRAFT_PARAMS}
+        tool_ctx, user_request, kind = ctx.tool_ctx, ctx.user_request, ctx.kind
+        draft_messages = direct_messages(ctx.extra_system, ctx.messages, ctx.notes)
+        run = LoopRun(conversation=draft_messages, tool_ctx=tool_ctx, user_request=user_request, on_event=ctx.on_event)
+        draft_body = {k: v for k, v in ctx.client_body.items() if k in DRAFT_PARAMS}
         self._bound_replies(draft_body)
         draft = await self._text(run, draft_messages, keep_logprobs=True, **draft_body)
-        if notes:
+        if ctx.notes:
             draft = strip_notes_echo(draft)  # a small model may echo the notes block it was shown
         final, value = draft, None
         response_format = draft_body.get("response_format")
@@ -131,22 +129,22 @@ class AnswerFirst:
                 return await self._text(run, [*draft_messages, {"role": "assistant", "content": draft},
                                               {"role": "user", "content": instruction}], **draft_body)
 
-            final, run.info["structured"] = await structured.ensure(draft, response_format, ask)
+            final, run.info.structured = await structured.ensure(draft, response_format, ask)
             return self._finish(run, draft, final, kind, started)
         can_run = "python" in self.registry.names and tool_ctx.sandbox is not None
         if tool_ctx.sandbox is None:
             # No sandbox may run code (e.g. bubblewrap missing, unisolated not opted into): the draft is the reply,
             # unchecked, and the record says why.
-            run.info["checks_skipped"] = one_line(tool_ctx.sandbox_error or "no sandbox attached", 300)
+            run.info.checks_skipped = one_line(tool_ctx.sandbox_error or "no sandbox attached", 300)
         try:
             if can_run and kind.code and code_tests.entry_points(user_request, code_tests.answer_code(draft, [])):
                 final = await self._code_answer(run, draft_messages, draft)
             elif can_run:
                 final, value = await self._run_claims(run, draft_messages, draft, kind)
-            trusted = bool((run.info.get("computed") or {}).get("trusted"))
+            trusted = run.info.computed is not None and run.info.computed.trusted
             final = await self._follow_form(run, final, value, trusted=trusted)
-            if user_preferences:
-                final = await self._follow_preferences(run, final, user_preferences)
+            if ctx.preferences:
+                final = await self._follow_preferences(run, final, ctx.preferences)
         except BackendError as exc:
             log.warning("answer_first_degraded", status=exc.status, error=one_line(exc.message, 200),
                         llm_calls=run.llm_calls)
@@ -155,9 +153,9 @@ class AnswerFirst:
 
     def _finish(self, run: LoopRun, draft: str, final: str, kind: RequestKind, started: float) -> LoopResult:
         run.final_text = final
-        run.info.update(kind=kind.label, revised=final != draft)
+        run.info.kind, run.info.revised = kind.label, final != draft
         if final != draft:  # what the checks changed, for the per-problem tables and the PRM's later labels
-            run.info["draft"] = redact_text(draft)[:DRAFT_RECORD_CHARS]  # redact, then cut (never the reverse)
+            run.info.draft = redact_text(draft)[:DRAFT_RECORD_CHARS]  # redact, then cut (never the reverse)
         result = run.result()
         if final == draft:
             result.logprobs = self._draft_logprobs  # the reply's own generation; a rewrite has none to give
@@ -272,20 +270,20 @@ class AnswerFirst:
         if claim is None:
             return draft, None
         value = await self._value(run, claim.program, f"compute the answer ({source}'s code)")
-        run.info["computed"] = {"value": value, "draft": claimed, "source": source}
+        computed = run.info.computed = Computed(value=value, draft=claimed, source=source)
         if value is None or claims.same_number(value, claimed):
             return draft, value
         second = await self._program(run, temperature=self.config.sample_temperature)
         other = await self._value(run, second.program, "compute the answer again (second opinion)") \
             if second is not None else None
-        run.info["computed"]["second"] = other
+        computed.voted, computed.second = True, other
         if not claims.same_number(other, value):
             return draft, None  # no majority against the draft (it sided with the draft, or said something else)
         explain = _prompt("explain", task=run.user_request[:6000], program=claim.program[:4000],
                           value=claims.format_number(value))
         answer = await self._text(run, [{"role": "user", "content": explain}], temperature=0.0,
                                   **self._reply_bounds())
-        run.info["computed"]["trusted"] = True
+        computed.trusted = True
         return (answer or draft), value
 
     async def _program(self, run: LoopRun, *, temperature: float) -> claims.CodeClaim | None:
@@ -328,17 +326,17 @@ class AnswerFirst:
                 fixed = form.apply_fixup(text, spec, reply)
             held = [s for s in specs if s is not spec and form.check(text, s).ok]
             if fixed is not None and all(form.check(fixed, s).ok for s in held):
-                run.info.setdefault("form_fixed", []).append(spec.kind)
+                run.info.form_fixed.append(spec.kind)
                 text = fixed
         return text
 
     async def _follow_preferences(self, run: LoopRun, text: str, wanted: Sequence[str]) -> str:
         """Rewrite the finished reply to follow the user's stated preferences (one call); the rewrite is kept
-        only when `preferences.accept` finds nothing it broke. Recorded in `info["preferences"]`."""
+        only when `preferences.accept` finds nothing it broke. Recorded in `info.preferences`."""
         prompt = preferences.preference_messages(_without_form_instructions(run.user_request), text, wanted)
         rewrite = preferences.clean_rewrite(await self._text(run, prompt, temperature=0.0, **self._reply_bounds()))
         refused = preferences.accept(text, rewrite, run.user_request, wanted)
-        run.info["preferences"] = {"count": len(wanted), "applied": refused is None, "reason": refused or ""}
+        run.info.preferences = PreferencesApplied(count=len(wanted), applied=refused is None, reason=refused or "")
         log.info("preferences_applied", applied=refused is None, reason=refused or "", count=len(wanted))
         return text if refused is not None else rewrite
 
@@ -383,10 +381,12 @@ class AnswerFirst:
 
 def _note_code_outcome(run: LoopRun, best: _Candidate) -> None:
     report = best.report
-    run.info["chosen"] = best.origin
-    run.info["user_cases"] = {"passed": report.passed("user"), "total": report.total("user"),
-                              "failing": [r.describe() for r in report.failures("user")[:5]]}
-    run.info["model_cases"] = {"passed": report.passed("model"), "total": report.total("model")}
+    run.info.code = CodeOutcome(
+        chosen=best.origin,
+        user_cases=CaseTally(report.passed("user"), report.total("user"),
+                             failing=[r.describe() for r in report.failures("user")[:5]]),
+        model_cases=CaseTally(report.passed("model"), report.total("model")),
+    )
 
 
 def splice_code(draft: str, candidate: str, names: list[str]) -> str:

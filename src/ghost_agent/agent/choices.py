@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from typing import Any
 
 from ghost_agent.agent.turn import ClientDisconnected, Turn
+from ghost_agent.agent.turn_state import ChoiceState
 from ghost_agent.llm import wire
 from ghost_agent.trajectories.record import new_trajectory_id
 
@@ -58,7 +60,7 @@ def fork(turn: Turn, index: int) -> Turn:
         trajectory_id=trajectory_id,
         started=turn.started,
         timings=dict(turn.timings),
-        state=dict(turn.state),
+        state=copy.copy(turn.state),
     )
 
 
@@ -67,28 +69,34 @@ def start_choices(turn: Turn) -> list[Turn]:
     turn.choices = [fork(turn, i) for i in range(turn.n)]
     ids = [c.trajectory_id for c in turn.choices]
     for i, choice in enumerate(turn.choices):
-        choice.state["choice"] = {"index": i, "n": turn.n, "trajectory_ids": ids}
+        choice.state.choice = ChoiceState(index=i, n=turn.n, trajectory_ids=ids)
     return turn.choices
+
+
+def _choice(turn: Turn) -> ChoiceState:
+    """The choice a forked turn is (`start_choices` sets it on every choice)."""
+    assert turn.state.choice is not None, "not a choice: start_choices made it"
+    return turn.state.choice
 
 
 def choice_error(choice: Turn, error: BaseException | None) -> BaseException | None:
     """What a started choice is finished (recorded) with, given how the request ended (`error`)."""
-    own = choice.state.get("choice_error")
-    if choice.state.get("choice_delivered") or error is None:
+    state = _choice(choice)
+    if state.delivered or error is None:
         return None
-    if isinstance(own, Exception):
-        return own
+    if state.error is not None:
+        return state.error
     if isinstance(error, ClientDisconnected):
         return error
-    return NotDelivered(f"choice {choice.state['choice']['index']} was not delivered: {error!r}")
+    return NotDelivered(f"choice {state.index} was not delivered: {error!r}")
 
 
 async def _run(choice: Turn, respond: Respond) -> None:
-    choice.state["choice_started"] = True
+    _choice(choice).started = True
     try:
         await respond(choice)
     except Exception as exc:
-        choice.state["choice_error"] = exc
+        _choice(choice).error = exc
         raise
 
 
@@ -178,7 +186,7 @@ async def _stream(turn: Turn, respond: Respond) -> AsyncIterator[JSON]:
     cid: str | None = None
     created, model = int(time.time()), str(turn.body.get("model") or "")
     for index, choice in enumerate(turn.choices):
-        choice.state["choice_started"] = True
+        _choice(choice).started = True
         try:
             await respond(choice)
             assert choice.chunks is not None
@@ -201,9 +209,9 @@ async def _stream(turn: Turn, respond: Respond) -> AsyncIterator[JSON]:
             finally:
                 await _aclose(source)
         except Exception as exc:
-            choice.state["choice_error"] = exc
+            _choice(choice).error = exc
             raise
-        choice.state["choice_delivered"] = True
+        _choice(choice).delivered = True
         _settle(turn)
     yield wire.chunk(
         id=cid or wire.completion_id(), model=model, created=created, with_choice=False,

@@ -22,6 +22,7 @@ from typing import Any
 
 from ghost_agent.agent.tool_call_parse import Parsed, ParsedCall, call_from_object, parse_tool_calls, tool_names
 from ghost_agent.agent.turn import Turn
+from ghost_agent.agent.turn_state import ClientToolsReport
 from ghost_agent.llm import wire
 from ghost_agent.llm.base import LLMBackend
 from ghost_agent.llm.stream_fold import ChunkFolder
@@ -74,7 +75,7 @@ class ClientToolCalls:
             return
         message = choices[0].get("message") or {}
         if message.get("tool_calls"):
-            turn.state["client_tools"] = {"native": True, "calls": len(message["tool_calls"])}
+            turn.state.client_tools = ClientToolsReport(native=True, calls=len(message["tool_calls"]))
             return
         content = message["content"] if isinstance(message.get("content"), str) else ""
         parsed = await self.resolve(turn, content)
@@ -102,17 +103,17 @@ class ClientToolCalls:
             asked = _only(await self._ask(turn, content, _REQUIRE.format(which=which)), name)
             if asked.calls:
                 parsed = Parsed(asked.calls, "")
-        info = {
-            "native": False,
-            "calls": len(parsed.calls),
-            "names": [c.name for c in parsed.calls],
-            "rounds": rounds,
-            "schema_errors": [e for c in parsed.calls for e in c.errors],
-            "unparsed": parsed.broken,
-        }
-        turn.state["client_tools"] = info
+        report = ClientToolsReport(
+            native=False,
+            calls=len(parsed.calls),
+            names=[c.name for c in parsed.calls],
+            rounds=rounds,
+            schema_errors=[e for c in parsed.calls for e in c.errors],
+            unparsed=parsed.broken,
+        )
+        turn.state.client_tools = report
         if parsed.calls or rounds:
-            log.info("client_tool_calls", request_id=turn.request_id, **info)
+            log.info("client_tool_calls", request_id=turn.request_id, **report.to_json())
         return parsed
 
     async def _ask(self, turn: Turn, content: str, instruction: str) -> Parsed:
@@ -130,7 +131,7 @@ class ClientToolCalls:
         tools = turn.body.get("tools")
         triggers = ["<tool_call", "<function=", "```", "{", *(f"{n}(" for n in tool_names(tools))]
         folder = ChunkFolder(str(turn.body.get("model") or ""))
-        turn.state["folder"] = folder  # the record keeps what the client saw
+        turn.state.folder = folder  # the record keeps what the client saw
         held, pending, holding, native, emitted_any, finished = "", "", False, False, False, False
         meta: JSON = {}
         async for item in chunks:

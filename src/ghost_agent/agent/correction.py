@@ -91,7 +91,7 @@ class CorrectionStage:
             return
         self.services.recent.pop(prior_reply)
         reason = f"user-correction signal: {verdict.reason}"
-        turn.state["corrected_prior"] = recent.trajectory_id
+        turn.state.corrected_prior = recent.trajectory_id
         retracted = 0
         try:
             await asyncio.to_thread(
@@ -118,7 +118,7 @@ class CorrectionStage:
         preference = stated_preference(prior_user or recent.user_request, current)
         if preference is not None:
             # What the user just said they want applies to this very reply too (agent/preferences.py).
-            turn.state["preferences"] = [preference]
+            turn.state.preferences = [preference]
         event = CorrectionEvent(
             trajectory_id=recent.trajectory_id,
             session_id=recent.session_id,

@@ -60,7 +60,7 @@ def _args_summary(args: Any) -> str:
 
 
 class LearnOnRecovery:
-    """Write `turn.state["lesson_candidate"]` into SkillMemory with this turn's trajectory id and session."""
+    """Write `turn.state.lesson_candidate` into SkillMemory with this turn's trajectory id and session."""
 
     name = "learn"
 
@@ -68,9 +68,9 @@ class LearnOnRecovery:
         self.services = services
 
     async def finish(self, turn: Turn, error: BaseException | None) -> None:
-        candidate = turn.state.get("lesson_candidate")
+        candidate = turn.state.lesson_candidate
         memory = self.services.memory
-        if error is not None or not isinstance(candidate, dict) or memory is None or not turn.trajectory_id:
+        if error is not None or candidate is None or memory is None or not turn.trajectory_id:
             return
         result = await memory.alearn_lesson(
             candidate["task"], candidate["mistake"], candidate["solution"],

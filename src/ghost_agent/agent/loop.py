@@ -16,7 +16,7 @@ JSON, unknown tools, bad arguments, an MCTS search with no usable proposal) is h
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +25,7 @@ from ghost_agent.agent.loop_run import (
     LoopEvent,
     LoopResult,
     LoopRun,
+    StrategyContext,
     arguments_text,
     call_key,
     evidence_of,
@@ -37,7 +38,7 @@ from ghost_agent.llm.base import BackendError, LLMBackend
 from ghost_agent.logging import get_logger
 from ghost_agent.mcts import MCTSError, MCTSReasoner, MCTSResult, PlanState
 from ghost_agent.prm.features import ActionCandidate
-from ghost_agent.tools.base import ToolContext, cap_text, one_line, preview_text
+from ghost_agent.tools.base import cap_text, one_line, preview_text
 from ghost_agent.tools.registry import ToolRegistry, parse_arguments
 from ghost_agent.trajectories.record import Step
 
@@ -120,30 +121,19 @@ class ToolLoop:
         mode = self.config.native_tools
         return mode == "on" or (mode == "auto" and not self.native_rejected)
 
-    async def run(
-        self,
-        messages: list[dict[str, Any]],
-        tool_ctx: ToolContext,
-        *,
-        user_request: str,
-        extra_system: str = "",
-        notes: str = "",
-        on_event: Callable[[LoopEvent], Awaitable[None]] | None = None,
-    ) -> LoopResult:
-        """One agent turn over the client's `messages` (see the module docstring for the contract).
+    async def run(self, ctx: StrategyContext) -> LoopResult:
+        """One agent turn over the client's messages (see the module docstring for the contract).
 
-        `extra_system` is the per-turn system text (the selfhood prefix); `notes` the memory bus's lessons
-        block, untrusted data shown in front of the last user message (`prompting.with_notes`).
-        `on_event` is awaited at each step start/end and at the answer; an exception it raises is logged
-        (`agent_event_error`) and otherwise ignored, so a broken client stream cannot break the turn
-        (cancellation still propagates).
+        Of `ctx` the loop uses the messages, the tool context, the request text, the per-turn system text and
+        the lessons block (`notes`), and awaits `on_event` at each step start/end and at the answer.
         """
         started = time.perf_counter()
         conversation = prompting.build_conversation(
-            prompting.system_prefix(self.registry), extra_system, messages, notes
+            prompting.system_prefix(self.registry), ctx.extra_system, ctx.messages, ctx.notes
         )
-        run = LoopRun(conversation=conversation, tool_ctx=tool_ctx, user_request=user_request, on_event=on_event)
-        run.direct_messages = prompting.direct_messages(extra_system, messages, notes)
+        run = LoopRun(conversation=conversation, tool_ctx=ctx.tool_ctx, user_request=ctx.user_request,
+                      on_event=ctx.on_event)
+        run.direct_messages = prompting.direct_messages(ctx.extra_system, ctx.messages, ctx.notes)
         try:
             await self._drive(run)
         except BackendError as exc:
@@ -411,7 +401,7 @@ class ToolLoop:
         """The tool phase failed (a repeated failing call, replies that are neither an action nor an answer):
         the user gets what the bare model answers to their messages — never a protocol fragment or an apology
         about the loop. The tool work stays in the steps (and `aborted`) for the record."""
-        run.info["fallback"] = reason
+        run.info.fallback = reason
         log.info("agent_direct_fallback", reason=reason, steps=len(run.steps))
         reply = await self._complete(run, tools=False, messages=run.direct_messages)
         await self._finish(run, prompting.content_text(message_of(reply).get("content")).strip())
@@ -436,8 +426,8 @@ def _search_fields(result: MCTSResult | None) -> dict[str, Any]:
     """The `_act` keywords recording an MCTS choice on the step (nothing without a search)."""
     if result is None:
         return {}
-    info: JSON = {"provenance": result.provenance, "candidates": len(result.candidates),
-                  "winner_index": result.winner_index, "llm_calls": result.llm_calls}
+    search: JSON = {"provenance": result.provenance, "candidates": len(result.candidates),
+                    "winner_index": result.winner_index, "llm_calls": result.llm_calls}
     if result.fallback_reason:
-        info["fallback_reason"] = result.fallback_reason
-    return {"prm_score": result.score, "extra": {"mcts": info}}
+        search["fallback_reason"] = result.fallback_reason
+    return {"prm_score": result.score, "extra": {"mcts": search}}

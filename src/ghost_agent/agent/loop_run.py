@@ -1,20 +1,24 @@
-"""What a tool-loop run reports (LoopEvent, LoopResult), the state it accumulates (LoopRun), and the small
-pure helpers it records with. `ghost_agent.agent.loop` re-exports the public names."""
+"""What a strategy (the tool loop, answer-first) is given (StrategyContext), what it reports (LoopEvent,
+LoopResult, RunInfo), the state it accumulates (LoopRun), and the small pure helpers it records with.
+`ghost_agent.agent.loop` re-exports the public names."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
 
+from ghost_agent.agent.structured import StructuredCheck
 from ghost_agent.logging import get_logger
+from ghost_agent.text.request_kind import RequestKind
 from ghost_agent.tools.base import ToolContext
 from ghost_agent.tools.registry import ToolRegistry
 from ghost_agent.trajectories.record import Step
 
 log = get_logger("agent.loop")
 
+JSON = dict[str, Any]
 USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens")
 
 
@@ -77,6 +81,142 @@ class LoopEvent:
     text: str
 
 
+OnEvent = Callable[[LoopEvent], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class StrategyContext:
+    """What a strategy is given of the turn.
+
+    `messages`: the client's messages; `tool_ctx`: the session's tools (workspace, sandbox, limits, lesson
+    search); `user_request`: the last user message's text; `kind`: what it asks for (`request_kind.classify`,
+    once per turn); `extra_system`: the per-turn system text (the selfhood prefix); `notes`: the memory bus's
+    lessons block, untrusted data shown in front of the last user message (`prompting.with_notes`);
+    `client_body`: the client's request (answer-first drafts with its sampling parameters); `preferences`: the
+    user's stated preferences, their quoted words (answer-first applies them to its reply); `on_event`: awaited
+    at each step start and end and at the answer; what it raises is logged (`agent_event_error`) and otherwise
+    ignored, so a broken client stream cannot break the turn (cancellation still propagates).
+    """
+
+    messages: list[JSON]
+    tool_ctx: ToolContext
+    user_request: str
+    kind: RequestKind
+    extra_system: str = ""
+    notes: str = ""
+    client_body: Mapping[str, Any] = field(default_factory=dict)
+    preferences: Sequence[str] = ()
+    on_event: OnEvent | None = None
+
+
+@dataclass(frozen=True)
+class CaseTally:
+    """How many of one kind of test case a code answer passed; `failing` (the user's cases only) describes the
+    first five it failed."""
+
+    passed: int
+    total: int
+    failing: list[str] | None = None
+
+    def to_json(self) -> JSON:
+        out: JSON = {"passed": self.passed, "total": self.total}
+        if self.failing is not None:
+            out["failing"] = self.failing
+        return out
+
+
+@dataclass(frozen=True)
+class CodeOutcome:
+    """The candidate a code answer ended with (`draft`, `revision` or `sample`) and the cases it passed."""
+
+    chosen: str
+    user_cases: CaseTally
+    model_cases: CaseTally
+
+
+@dataclass
+class Computed:
+    """A quantitative answer computed by a program: its number (`value`, None when it printed none), the
+    draft's own final number, whose program it was (`draft` or `program`); after a disagreement the second
+    program's number (`second`, asked when `voted`), and `trusted` when it agreed with the first."""
+
+    value: float | None
+    draft: float | None
+    source: str
+    voted: bool = False
+    second: float | None = None
+    trusted: bool = False
+
+    def to_json(self) -> JSON:
+        out: JSON = {"value": self.value, "draft": self.draft, "source": self.source}
+        if self.voted:
+            out["second"] = self.second
+        if self.trusted:
+            out["trusted"] = True
+        return out
+
+
+@dataclass(frozen=True)
+class PreferencesApplied:
+    """The rewrite for the user's stated preferences: how many, whether it was kept, why not."""
+
+    count: int
+    applied: bool
+    reason: str
+
+    def to_json(self) -> JSON:
+        return {"count": self.count, "applied": self.applied, "reason": self.reason}
+
+
+@dataclass
+class RunInfo:
+    """What a strategy reports beyond the loop's own counts, recorded in the trajectory's `extra.agent`.
+
+    Answer-first: the structured-output check; why checks were skipped (no sandbox); the code candidate chosen
+    and the cases it passed; the computed number; the forms fixed; the preferences rewrite; the request's kind;
+    whether the reply differs from the draft, and then the draft's start (redacted, cut). Tool loop: why the
+    turn fell back to the bare model's answer (`fallback`). None / empty = not reported.
+    """
+
+    structured: StructuredCheck | None = None
+    checks_skipped: str | None = None
+    code: CodeOutcome | None = None
+    computed: Computed | None = None
+    form_fixed: list[str] = field(default_factory=list)
+    preferences: PreferencesApplied | None = None
+    kind: str | None = None
+    revised: bool | None = None
+    draft: str | None = None
+    fallback: str | None = None
+
+    def to_json(self) -> JSON:
+        """The recorded keys, each only when reported, in the order the strategies report them."""
+        out: JSON = {}
+        if self.structured is not None:
+            out["structured"] = self.structured.to_json()
+        if self.checks_skipped is not None:
+            out["checks_skipped"] = self.checks_skipped
+        if self.code is not None:
+            out["chosen"] = self.code.chosen
+            out["user_cases"] = self.code.user_cases.to_json()
+            out["model_cases"] = self.code.model_cases.to_json()
+        if self.computed is not None:
+            out["computed"] = self.computed.to_json()
+        if self.form_fixed:
+            out["form_fixed"] = list(self.form_fixed)
+        if self.preferences is not None:
+            out["preferences"] = self.preferences.to_json()
+        if self.kind is not None:
+            out["kind"] = self.kind
+        if self.revised is not None:
+            out["revised"] = self.revised
+        if self.draft is not None:
+            out["draft"] = self.draft
+        if self.fallback is not None:
+            out["fallback"] = self.fallback
+        return out
+
+
 @dataclass
 class LoopResult:
     """What the loop produced.
@@ -96,8 +236,15 @@ class LoopResult:
     evidence: list[tuple[str, str, str, bool]]
     recovered: bool
     native_tools_used: bool
-    info: dict[str, Any] = field(default_factory=dict)  # strategy-specific facts for the trajectory's extra.agent
+    info: RunInfo = field(default_factory=RunInfo)  # strategy-specific facts for the trajectory's extra.agent
     logprobs: Any = None  # the reply's own logprobs, when the client asked and the reply is one generation
+
+
+class Strategy(Protocol):
+    """An agent turn's way to its reply (`loop.ToolLoop`, `answer_first.AnswerFirst`)."""
+
+    async def run(self, ctx: StrategyContext) -> LoopResult:
+        """The reply and what it took; a BackendError the strategy cannot answer without propagates."""
 
 
 @dataclass
@@ -108,7 +255,7 @@ class LoopRun:
     conversation: list[dict[str, Any]]
     tool_ctx: ToolContext
     user_request: str
-    on_event: Callable[[LoopEvent], Awaitable[None]] | None = None
+    on_event: OnEvent | None = None
     steps: list[Step] = field(default_factory=list)
     evidence: list[tuple[str, str, str, bool]] = field(default_factory=list)
     usage: dict[str, int] = field(default_factory=lambda: dict.fromkeys(USAGE_KEYS, 0))
@@ -121,7 +268,7 @@ class LoopRun:
     native_used: bool = False
     final_text: str | None = None
     aborted: str | None = None
-    info: dict[str, Any] = field(default_factory=dict)
+    info: RunInfo = field(default_factory=RunInfo)
     # the client's messages as the bare model would get them: what a failed tool phase falls back to
     direct_messages: list[dict[str, Any]] = field(default_factory=list)
 
@@ -166,15 +313,23 @@ class LoopRun:
             evidence=list(self.evidence),
             recovered=self.recovered,
             native_tools_used=self.native_used,
-            info=dict(self.info),
+            info=replace(self.info),
         )
 
 
 __all__ = [
     "USAGE_KEYS",
+    "CaseTally",
+    "CodeOutcome",
+    "Computed",
     "LoopEvent",
     "LoopResult",
     "LoopRun",
+    "OnEvent",
+    "PreferencesApplied",
+    "RunInfo",
+    "Strategy",
+    "StrategyContext",
     "arguments_text",
     "call_key",
     "evidence_of",

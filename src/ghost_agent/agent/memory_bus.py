@@ -6,10 +6,10 @@ respond stage puts it in front of the last user message, never in a system messa
 is recorded in the trajectory (`extra["lessons_shown"]`), so a later analysis can credit or blame them, and
 their `uses` are bumped. A broken lesson store costs the turn its lessons, never the turn. Shown lessons that
 are a user's stated preference (`memory/preference.py`) are also kept as their quoted words
-(`turn_preferences`): the router sends such a turn to the agent and the answer-first turn applies them to its
-finished reply (`agent/preferences.py`).
+(`turn.state.preferences`): the router sends such a turn to the agent and the answer-first turn applies them to
+its finished reply (`agent/preferences.py`).
 
-The selfhood wake-up prefix (`turn.state["selfhood_prefix"]`, `system_extra`) is set here too: the narrative
+The selfhood wake-up prefix (`turn.state.selfhood_prefix`, per-turn system text) is set here too: the narrative
 the selfhood phase wrote, one capped line that goes in as system text after the byte-identical system prefix
 (see docs/skills-and-selfhood.md for why there and not in the notes block). It is the same bytes on every
 turn until the phase rewrites it, so the prompt cache keeps it; empty when `--no-selfhood` or
@@ -31,7 +31,7 @@ log = get_logger("agent.memory")
 
 
 class MemoryStage:
-    """Retrieve the top-k lessons for the request into `turn.state["memory_block"]`."""
+    """Retrieve the top-k lessons for the request into `turn.state.memory_block`."""
 
     name = "memory"
 
@@ -39,8 +39,8 @@ class MemoryStage:
         self.services = services
 
     async def run(self, turn: Turn) -> None:
-        turn.state["selfhood_prefix"] = wake_up_prefix(self.services)
-        turn.state["memory_block"] = ""
+        turn.state.selfhood_prefix = wake_up_prefix(self.services)
+        turn.state.memory_block = ""
         memory, k = self.services.memory, self.services.settings.memory_top_k
         query = wire.last_user_text(turn.body)
         if memory is None or k <= 0 or not query.strip():
@@ -57,12 +57,12 @@ class MemoryStage:
         if not shown:
             return
         # only what fit in the bounded block counts as shown (credit and blame go to what the model saw)
-        turn.state["memory_block"] = block.text
-        turn.state["lessons_shown"] = lesson_refs(shown)
+        turn.state.memory_block = block.text
+        turn.state.lessons_shown = lesson_refs(shown)
         preferences = [text for s in shown if s.lesson.source == PREFERENCE_SOURCE
                        and (text := preference_text(neutralize(s.lesson.solution)))]
         if preferences:  # after any the correction stage found in this very message
-            turn.state["preferences"] = list(dict.fromkeys([*turn_preferences(turn), *preferences]))
+            turn.state.preferences = list(dict.fromkeys([*turn.state.preferences, *preferences]))
         log.info("lessons_shown", request_id=turn.request_id, ids=[s.lesson.id for s in shown],
                  preferences=len(preferences))
 
@@ -73,20 +73,3 @@ def wake_up_prefix(services: AgentServices) -> str:
     if selfhood is None or not settings.selfhood or not settings.selfhood_narrative:
         return ""
     return selfhood.wake_up_prefix()
-
-
-def system_extra(turn: Turn) -> str:
-    """The per-turn part of the system prompt: the selfhood prefix (may be empty). Never the lessons."""
-    return str(turn.state.get("selfhood_prefix") or "")
-
-
-def turn_preferences(turn: Turn) -> list[str]:
-    """The user's stated preferences for this turn (may be []): what the correction stage found in this very
-    message, then the preference lessons the memory bus showed (their words, neutralized)."""
-    found = turn.state.get("preferences")
-    return [p for p in found if isinstance(p, str)] if isinstance(found, list) else []
-
-
-def lesson_notes(turn: Turn) -> str:
-    """The lessons block of this turn, untrusted data for the last user message ("" when none)."""
-    return str(turn.state.get("memory_block") or "")

@@ -78,15 +78,14 @@ class TurnPipeline:
             await self._finish_one(turn, error, before_delivery)
             return
         for choice in turn.choices:
-            if choice.state.get("choice_started"):
+            if choice.state.choice is not None and choice.state.choice.started:
                 await self._finish_one(choice, choice_error(choice, error), before_delivery)
 
     async def _finish_one(self, turn: Turn, error: BaseException | None, before_delivery: bool = False) -> None:
-        done: set[str] = turn.state.setdefault("finished", set())
         for finisher in self.finishers:
-            if finisher.name in done or (before_delivery and not getattr(finisher, "before_delivery", False)):
+            if finisher.name in turn.finished or (before_delivery and not getattr(finisher, "before_delivery", False)):
                 continue
-            done.add(finisher.name)
+            turn.finished.add(finisher.name)
             try:
                 await finisher.finish(turn, error)
             except Exception as exc:  # noqa: BLE001 - finishers must never break a delivered turn

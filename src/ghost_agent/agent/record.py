@@ -1,9 +1,10 @@
 """Recording a turn as a trajectory once the client has its reply (a pipeline finisher).
 
 The record carries what the stages left in `turn.state`: the router decision, the agent's steps, the
-verifier's verdict, the lessons shown. Outcome: the mechanical heuristics first (an abort marker, repeated
-tool errors → FAILED); a turn still UNKNOWN takes a confident verifier verdict (REFUTED → FAILED, CONFIRMED →
-PASSED, both weighted as the agent's own check); an agent turn that died on a backend error is FAILED.
+verifier's verdict, the lessons shown (`TurnState.router_json`, `verifier_json`, `record_extra`: the shape on
+disk). Outcome: the mechanical heuristics first (an abort marker, repeated tool errors → FAILED); a turn still
+UNKNOWN takes a confident verifier verdict (REFUTED → FAILED, CONFIRMED → PASSED, both weighted as the agent's
+own check); an agent turn that died on a backend error is FAILED.
 Recording runs just before the reply's last byte is sent (`before_delivery`: a turn the client saw succeed is
 on disk before it could see it) and off the event loop; a failure to record is logged, never shown to the
 client. The reply is then stashed (by fingerprint) for the next turn's correction check.
@@ -18,11 +19,10 @@ from ghost_agent.agent.turn import ClientDisconnected, Turn
 from ghost_agent.feedback.outcome_heuristics import apply_chat_outcome_heuristics
 from ghost_agent.llm import wire
 from ghost_agent.llm.base import BackendError
-from ghost_agent.llm.stream_fold import ChunkFolder
 from ghost_agent.logging import get_logger
 from ghost_agent.privacy.redact import redact_text
 from ghost_agent.trajectories.collector import TrajectoryCollector
-from ghost_agent.trajectories.record import Outcome, Source, Step, Trajectory
+from ghost_agent.trajectories.record import Outcome, Source, Trajectory
 
 log = get_logger("record")
 
@@ -31,11 +31,11 @@ JSON = dict[str, Any]
 
 def reply_text(turn: Turn) -> tuple[str, list[JSON]]:
     """The assistant's text and tool calls: the agent's answer, else the completion or the folded stream."""
-    final = turn.state.get("final_response")
-    if isinstance(final, str):
+    final = turn.state.final_response
+    if final is not None:
         return final, []
-    folder = turn.state.get("folder")
-    reply = turn.response or (folder.result() if isinstance(folder, ChunkFolder) else None)
+    folder = turn.state.folder
+    reply = turn.response or (folder.result() if folder is not None else None)
     if not isinstance(reply, dict):
         return "", []
     choices = reply.get("choices") or [{}]
@@ -68,22 +68,18 @@ def build_trajectory(turn: Turn, error: BaseException | None) -> Trajectory:
         extra["client_disconnected"] = True
     elif error is not None:
         extra["error"] = repr(error)
-    for key in ("lessons_shown", "agent", "corrected_prior", "lessons_retracted", "choice", "client_tools",
-                "structured"):
-        if turn.state.get(key) is not None:
-            extra[key] = turn.state[key]
-    steps = [s if isinstance(s, Step) else Step.from_dict(s) for s in turn.state.get("steps", [])]
+    extra.update(turn.state.record_extra())
     return Trajectory(
         id=turn.trajectory_id,
         session_id=turn.session_id,
         source=Source.CHAT.value,
         user_request=wire.last_user_text(turn.body),
-        steps=steps,
+        steps=list(turn.state.steps),
         final_response=content,
         outcome=Outcome.UNKNOWN,
         failure_reason=failure_reason,
-        router=turn.state.get("router") or {"decision": "fast", "p": None, "model": None, "reason": "passthrough"},
-        verifier=turn.state.get("verifier"),
+        router=turn.state.router_json(),
+        verifier=turn.state.verifier_json(),
         usage=turn.usage,
         timing_ms={k: round(v, 3) for k, v in turn.timings.items()},
         extra=extra,
@@ -94,12 +90,12 @@ def settle_outcome(traj: Trajectory, turn: Turn, error: BaseException | None, re
     """Outcome after the heuristics: backend death of an agent turn → FAILED; else a confident verdict."""
     if traj.outcome is not Outcome.UNKNOWN:
         return
-    agent_turn = isinstance(turn.state.get("router"), dict) and turn.state["router"].get("decision") == "agent"
+    agent_turn = turn.state.route is not None and turn.state.route.agent
     if agent_turn and isinstance(error, BackendError):
         traj.outcome = Outcome.FAILED
         traj.extra["outcome_source"] = "heuristic"
         return
-    verdict = traj.verifier if isinstance(traj.verifier, dict) else {}
+    verdict = traj.verifier or {}
     confidence = verdict.get("confidence")
     if not isinstance(confidence, (int, float)) or confidence < refute_confidence:
         return

@@ -39,8 +39,6 @@ if TYPE_CHECKING:
 
 log = get_logger("reflection")
 
-PENDING_KEY = "reflections_pending"  # turn.state: corrections waiting for the reply to be delivered
-
 Spawn = Callable[[Coroutine[Any, Any, Any], str], "asyncio.Task[Any]"]
 
 
@@ -64,12 +62,13 @@ class ReflectionScheduler:
         if self.reflector.gate is not None:
             self.schedule(event)
         else:
-            event.turn.state.setdefault(PENDING_KEY, []).append(event)
+            event.turn.state.reflections_pending.append(lambda: self.schedule(event))
 
     async def finish(self, turn: Turn, error: BaseException | None) -> None:
         """The finisher: schedule the corrections this turn left pending (its reply has been delivered)."""
-        for event in turn.state.pop(PENDING_KEY, None) or ():
-            self.schedule(event)
+        pending, turn.state.reflections_pending = turn.state.reflections_pending, []
+        for start in pending:
+            start()
 
     # ---- the held tasks --------------------------------------------------------------------------------
 
@@ -158,4 +157,4 @@ def build_reflection(services: AgentServices, gate: ModelGate | None = None) -> 
     return ReflectionScheduler(reflector, collector)
 
 
-__all__ = ["PENDING_KEY", "ReflectionScheduler", "build_reflection"]
+__all__ = ["ReflectionScheduler", "build_reflection"]

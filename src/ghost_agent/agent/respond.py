@@ -16,15 +16,16 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 from ghost_agent.agent import structured
 from ghost_agent.agent.answer_first import AnswerFirst, CheckConfig
 from ghost_agent.agent.choices import respond_choices
 from ghost_agent.agent.client_tools import ClientToolCalls, follow_up, wants_conversion
 from ghost_agent.agent.learn import lesson_from_recovery
-from ghost_agent.agent.loop import LoopConfig, LoopEvent, LoopResult, ToolLoop
-from ghost_agent.agent.memory_bus import lesson_notes, system_extra, turn_preferences
+from ghost_agent.agent.loop import LoopConfig, LoopEvent, LoopResult, ToolLoop, partial_steps
+from ghost_agent.agent.loop_run import OnEvent, Strategy, StrategyContext
 from ghost_agent.agent.notes_echo import strip_echo_stream
 from ghost_agent.agent.prompting import direct_messages
 from ghost_agent.agent.routing import takes_agent_path
@@ -32,6 +33,7 @@ from ghost_agent.agent.services import AgentServices
 from ghost_agent.agent.stages import BackendCallStage
 from ghost_agent.agent.streaming import agent_chunks
 from ghost_agent.agent.turn import Turn
+from ghost_agent.agent.turn_state import AgentCost, AgentFailure, AgentReport
 from ghost_agent.agent.verifier import Evidence, Verdict, Verifier
 from ghost_agent.llm import wire
 from ghost_agent.llm.base import BackendError
@@ -43,10 +45,46 @@ from ghost_agent.sandbox.base import ExecLimits
 from ghost_agent.text.request_kind import RequestKind, classify
 from ghost_agent.tools.base import ToolContext
 
+if TYPE_CHECKING:
+    from ghost_agent.settings import Settings
+
 log = get_logger("agent")
 
 JSON = dict[str, Any]
 SANDBOX_TOOLS = frozenset({"python", "bash"})
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    """The agent path's settings as the objects that use them, built once with the pipeline: the sandbox limits
+    of each tool call, the tool loop's config and answer-first's checks. A turn only names its model in them."""
+
+    limits: ExecLimits
+    loop: LoopConfig
+    check: CheckConfig
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> AgentConfig:
+        return cls(
+            limits=ExecLimits(
+                timeout_s=settings.sandbox_timeout_s,
+                memory_mb=settings.sandbox_memory_mb,
+                max_procs=settings.sandbox_max_procs,
+                max_output_bytes=settings.sandbox_max_output_kb * 1024,
+            ),
+            loop=LoopConfig(
+                max_steps=settings.max_steps,
+                native_tools=settings.native_tools,
+                max_tokens=settings.agent_max_tokens,
+            ),
+            check=CheckConfig(
+                max_tokens=settings.agent_max_tokens,
+                model_tests=settings.check_model_tests,
+                revisions=settings.check_revisions,
+                samples=settings.check_samples,
+                compute=settings.check_compute,
+            ),
+        )
 
 
 class RespondStage:
@@ -56,6 +94,7 @@ class RespondStage:
 
     def __init__(self, services: AgentServices) -> None:
         self.services = services
+        self.config = AgentConfig.from_settings(services.settings)
         self.fast = BackendCallStage(services.backend)
         self.client_tools = ClientToolCalls(services.backend)
 
@@ -69,7 +108,7 @@ class RespondStage:
     async def _respond_one(self, turn: Turn) -> None:
         if not takes_agent_path(turn):
             await self.fast.run(turn, body=fast_body(turn))
-            if lesson_notes(turn) and not turn.body.get("tools"):  # the notes were sent: the model may echo them
+            if turn.state.memory_block and not turn.body.get("tools"):  # the notes were sent: the model may echo them
                 if turn.chunks is not None:
                     turn.chunks = strip_echo_stream(turn.chunks)
                 elif turn.response is not None:
@@ -82,7 +121,7 @@ class RespondStage:
             elif turn.response is not None and structured.kind(turn.body.get("response_format")):
                 await self._structured(turn)
             return
-        agent = AgentTurn(self.services, turn)
+        agent = AgentTurn(self.services, turn, self.config)
         if turn.stream:
             turn.chunks = agent_chunks(turn, agent.run, progress=self.services.settings.stream_tool_progress)
         else:
@@ -91,8 +130,8 @@ class RespondStage:
                 model=str(turn.body.get("model") or ""), content=text, usage_obj=turn.usage,
                 id=_completion_id(turn),
             )
-            if turn.state.get("logprobs") is not None:
-                turn.response["choices"][0]["logprobs"] = turn.state.pop("logprobs")
+            if turn.state.logprobs is not None:
+                turn.response["choices"][0]["logprobs"], turn.state.logprobs = turn.state.logprobs, None
 
 
     async def _structured(self, turn: Turn) -> None:
@@ -108,11 +147,10 @@ class RespondStage:
             reply = await follow_up(self.services.backend, turn, content, instruction)
             return reply["content"] if isinstance(reply.get("content"), str) else ""
 
-        message["content"], turn.state["structured"] = await structured.ensure(
-            content, turn.body.get("response_format"), ask
-        )
-        if not turn.state["structured"].get("valid", True):
-            log.warning("structured_output_invalid", request_id=turn.request_id, **turn.state["structured"])
+        message["content"], check = await structured.ensure(content, turn.body.get("response_format"), ask)
+        turn.state.structured = check
+        if check is not None and not check.valid:
+            log.warning("structured_output_invalid", request_id=turn.request_id, **check.to_json())
 
 
 def choose_strategy(setting: str, kind: RequestKind) -> str:
@@ -127,7 +165,7 @@ def fast_body(turn: Turn) -> JSON:
     """The fast path's request: a copy of the client's body with the per-turn system text (selfhood) in front
     and the lessons block in the last user message; `turn.body` itself is never changed (it is what the
     trajectory records as the user's request). Client tools → the body as sent: the client drives that turn."""
-    extra, notes = system_extra(turn), lesson_notes(turn)
+    extra, notes = turn.state.selfhood_prefix, turn.state.memory_block
     messages = turn.body.get("messages")
     if not (extra or notes) or not isinstance(messages, list) or turn.body.get("tools"):
         return turn.body
@@ -148,14 +186,16 @@ def _completion_id(turn: Turn) -> str:
 
 
 class AgentTurn:
-    """One agent-path turn: tool loop, verifier, lesson candidate; results land in `turn.state`."""
+    """One agent-path turn: tool loop, verifier, lesson candidate; results land in `turn.state` (its agent-path
+    fields: request_kind, agent, steps, final_response, logprobs, verifier*, lessons_retracted, lesson_candidate)."""
 
-    def __init__(self, services: AgentServices, turn: Turn) -> None:
+    def __init__(self, services: AgentServices, turn: Turn, config: AgentConfig) -> None:
         self.services = services
         self.turn = turn
+        self.config = config
 
-    async def run(self, on_event: Any) -> str:
-        """Run the loop and the verifier; returns the reply text (also `turn.state["final_response"]`).
+    async def run(self, on_event: OnEvent | None) -> str:
+        """Run the loop and the verifier; returns the reply text (also `turn.state.final_response`).
 
         A BackendError propagates after the steps done so far are stored on the turn (the trajectory records
         them and is marked FAILED).
@@ -167,62 +207,56 @@ class AgentTurn:
         workspaces = services.workspaces
         if workspaces is None:
             raise RuntimeError("workspaces are not initialised (the lifespan sets them up)")
-        limits = ExecLimits(
-            timeout_s=settings.sandbox_timeout_s,
-            memory_mb=settings.sandbox_memory_mb,
-            max_procs=settings.sandbox_max_procs,
-            max_output_bytes=settings.sandbox_max_output_kb * 1024,
-        )
         with workspaces.active(turn.session_id):
             ctx = ToolContext.for_session(
-                workspaces, turn.session_id, sandbox=sandbox, sandbox_error=services.sandbox_error, limits=limits,
-                memory_searcher=self._searcher(),
+                workspaces, turn.session_id, sandbox=sandbox, sandbox_error=services.sandbox_error,
+                limits=self.config.limits, memory_searcher=self._searcher(),
             )
             kind = classify(user_request, ctx.workspace)
             strategy = choose_strategy(settings.agent_strategy, kind)
             if structured.kind(turn.body.get("response_format")):
                 strategy = "answer-first"  # the reply must be the client's JSON, generated under its constraint
-            turn.state["request_kind"] = kind.label
+            turn.state.request_kind = kind
+            given = StrategyContext(
+                messages=list(turn.body.get("messages") or []), tool_ctx=ctx, user_request=user_request, kind=kind,
+                extra_system=turn.state.selfhood_prefix, notes=turn.state.memory_block, client_body=turn.body,
+                preferences=turn.state.preferences, on_event=on_event,
+            )
             try:
-                if strategy == "answer-first":
-                    result = await AnswerFirst(services.backend, services.registry, self._check_config()).run(
-                        list(turn.body.get("messages") or []), ctx, user_request=user_request,
-                        extra_system=system_extra(turn), notes=lesson_notes(turn), client_body=turn.body,
-                        on_event=on_event, kind=kind, user_preferences=turn_preferences(turn),
-                    )
-                else:
-                    result = await self._loop(turn).run(
-                        list(turn.body.get("messages") or []), ctx, user_request=user_request,
-                        extra_system=system_extra(turn), notes=lesson_notes(turn), on_event=on_event,
-                    )
+                runner: Strategy = (
+                    AnswerFirst(services.backend, services.registry, self._check_config())
+                    if strategy == "answer-first" else self._loop(turn)
+                )
+                result = await runner.run(given)
             except BackendError as exc:
-                turn.state["steps"] = list(getattr(exc, "partial_steps", []) or [])
-                turn.state["agent"] = {"strategy": strategy, "error": exc.message}
+                turn.state.steps = partial_steps(exc)
+                turn.state.agent = AgentFailure(strategy=strategy, error=exc.message)
                 raise
         if strategy == "answer-first":
             text = self._execution_verdict(result)
         else:
             text = await self._verify(user_request, result)
-        turn.state["final_response"] = text
+        turn.state.final_response = text
         if result.logprobs is not None and text == result.final_text:
-            turn.state["logprobs"] = result.logprobs
-        turn.state["steps"] = result.steps
-        turn.state["agent"] = {
-            "strategy": strategy,
-            "aborted": result.aborted,
-            "llm_calls": result.llm_calls,
-            "native_tools": result.native_tools_used,
-            "recovered": result.recovered,
-            "ms": round((time.perf_counter() - started) * 1000, 3),
-            "cost": {
-                "llm_calls": result.llm_calls + (1 if turn.state.get("verifier_called") else 0),
-                "prompt_tokens": result.usage.get("prompt_tokens", 0),
-                "completion_tokens": result.usage.get("completion_tokens", 0),
-                "sandbox_runs": sum(1 for s in result.steps
-                                    if s.tool_name in SANDBOX_TOOLS and not s.extra.get("loop_guard")),
-            },
-            **result.info,
-        }
+            turn.state.logprobs = result.logprobs
+        turn.state.steps = result.steps
+        report = AgentReport(
+            strategy=strategy,
+            aborted=result.aborted,
+            llm_calls=result.llm_calls,
+            native_tools=result.native_tools_used,
+            recovered=result.recovered,
+            ms=round((time.perf_counter() - started) * 1000, 3),
+            cost=AgentCost(
+                llm_calls=result.llm_calls + (1 if turn.state.verifier_called else 0),
+                prompt_tokens=result.usage.get("prompt_tokens", 0),
+                completion_tokens=result.usage.get("completion_tokens", 0),
+                sandbox_runs=sum(1 for s in result.steps
+                                 if s.tool_name in SANDBOX_TOOLS and not s.extra.get("loop_guard")),
+            ),
+            info=result.info,
+        )
+        turn.state.agent = report
         turn.usage = wire.usage(result.usage.get("prompt_tokens", 0), result.usage.get("completion_tokens", 0))
         turn.finish_reason = "stop"
         log.info(
@@ -234,52 +268,38 @@ class AgentTurn:
             steps=len(result.steps),
             aborted=result.aborted,
             llm_calls=result.llm_calls,
-            verdict=(turn.state.get("verifier") or {}).get("verdict"),
-            ms=turn.state["agent"]["ms"],
+            verdict=turn.state.verifier.verdict if turn.state.verifier is not None else None,
+            ms=report.ms,
         )
         return text
 
     def _loop(self, turn: Turn) -> ToolLoop:
-        settings = self.services.settings
         return ToolLoop(
             self.services.backend,
             self.services.registry,
-            LoopConfig(
-                max_steps=settings.max_steps,
-                native_tools=settings.native_tools,
-                model=turn.body.get("model") or None,
-                max_tokens=settings.agent_max_tokens,
-            ),
+            replace(self.config.loop, model=turn.body.get("model") or None),
             mcts=self._mcts(turn),
             prm_scorer=self.services.prm_scorer,
         )
 
     def _check_config(self) -> CheckConfig:
-        settings = self.services.settings
-        return CheckConfig(
-            model=self.turn.body.get("model") or None,
-            max_tokens=settings.agent_max_tokens,
-            model_tests=settings.check_model_tests,
-            revisions=settings.check_revisions,
-            samples=settings.check_samples,
-            compute=settings.check_compute,
-        )
+        return replace(self.config.check, model=self.turn.body.get("model") or None)
 
     def _execution_verdict(self, result: LoopResult) -> str:
         """Answer-first turns are judged by what ran, not by another model call: the request's own examples
         passing is a confirmation, failing after the repairs a refutation (noted in the reply)."""
         text = result.final_text
-        user = result.info.get("user_cases")
-        if not isinstance(user, dict) or not user.get("total"):
+        code = result.info.code
+        if code is None or not code.user_cases.total:
             return text
-        passed, total = int(user.get("passed", 0)), int(user["total"])
+        passed, total = code.user_cases.passed, code.user_cases.total
         if passed == total:
             verdict = Verdict("CONFIRMED", 0.9, f"the code passes the request's {total} example(s)")
         else:
-            failing = "; ".join(str(f) for f in user.get("failing", [])[:3])
+            failing = "; ".join(str(f) for f in (code.user_cases.failing or [])[:3])
             verdict = Verdict("REFUTED", 0.9, f"the code fails {total - passed} of the request's {total} "
                               f"example(s): {failing}")
-        self.turn.state["verifier"] = {**verdict.to_dict(), "source": "execution"}
+        self.turn.state.verifier, self.turn.state.verifier_source = verdict, "execution"
         if verdict.verdict == "REFUTED":
             text += Verifier.note_for_reply(verdict)
         log.info("verifier_verdict", verdict=verdict.verdict, confidence=verdict.confidence, source="execution")
@@ -344,9 +364,9 @@ class AgentTurn:
             refute_confidence=services.settings.verifier_refute_confidence,
         )
         evidence = [Evidence(tool=t, code=c, output=o, ok=ok) for t, c, o, ok in result.evidence]
-        turn.state["verifier_called"] = True
+        turn.state.verifier_called = True
         verdict = await verifier.verify(user_request, evidence, text)
-        turn.state["verifier"] = verdict.to_dict()
+        turn.state.verifier = verdict
         if verifier.should_retract(verdict):
             text += verifier.note_for_reply(verdict)
             if services.memory is not None and turn.trajectory_id:
@@ -354,12 +374,12 @@ class AgentTurn:
                     removed = await services.memory.aretract_lessons_from_trajectory(
                         turn.trajectory_id, reason="verifier"
                     )
-                    turn.state["lessons_retracted"] = removed
+                    turn.state.lessons_retracted = removed
                 except Exception as exc:  # noqa: BLE001 - never break the turn over bookkeeping
                     log.warning("retraction_failed", trajectory_id=turn.trajectory_id, error=repr(exc))
         elif verdict.verdict == "CONFIRMED" and result.recovered:
-            turn.state["lesson_candidate"] = lesson_from_recovery(user_request, result)
+            turn.state.lesson_candidate = lesson_from_recovery(user_request, result)
         return text
 
 
-__all__ = ["AgentTurn", "LoopEvent", "RespondStage", "fast_body", "lesson_from_recovery"]
+__all__ = ["AgentConfig", "AgentTurn", "LoopEvent", "RespondStage", "fast_body", "lesson_from_recovery"]

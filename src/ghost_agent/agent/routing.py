@@ -11,9 +11,11 @@ answer-first turn is what applies it to the reply.
 
 from __future__ import annotations
 
-from ghost_agent.agent.memory_bus import turn_preferences
+from dataclasses import replace
+
 from ghost_agent.agent.services import AgentServices
 from ghost_agent.agent.turn import Turn
+from ghost_agent.agent.turn_state import TurnRoute
 from ghost_agent.llm import content_parts
 from ghost_agent.logging import get_logger
 
@@ -21,8 +23,8 @@ log = get_logger("agent.router")
 
 
 class RouterStage:
-    """Decide the route; `turn.state["router"]` = {decision, p, reason, model, confidence} (recorded in the
-    trajectory; `confidence` is None unless the learned model chose the route, see `RouterDecision`)."""
+    """Decide the route: `turn.state.route` (recorded in the trajectory as {decision, p, reason, model,
+    confidence}; `confidence` is None unless the learned model chose the route, see `RouterDecision`)."""
 
     name = "router"
 
@@ -31,31 +33,29 @@ class RouterStage:
 
     async def run(self, turn: Turn) -> None:
         if turn.body.get("tools"):
-            decision = {"decision": "fast", "p": None, "reason": "client_tools", "model": None, "confidence": None}
+            route = TurnRoute("fast", None, "client_tools", None, None)
         elif content_parts.has_non_text(turn.body):
             # Images, audio, files: only the model itself can read them; the agent's checks would lose them.
-            decision = {
-                "decision": "fast", "p": None, "reason": "non_text_content", "model": None, "confidence": None
-            }
+            route = TurnRoute("fast", None, "non_text_content", None, None)
         else:
-            decision = self.services.router.dispatch(turn.body).to_dict()
-            if decision["decision"] == "fast" and decision["reason"] != "forced" and turn_preferences(turn):
+            decided = self.services.router.dispatch(turn.body)
+            route = TurnRoute(decided.route, decided.p, decided.reason, decided.model_id, decided.confidence)
+            if route.decision == "fast" and route.reason != "forced" and turn.state.preferences:
                 # A stated preference of this user applies: only the agent path can make the reply follow it.
-                decision = {**decision, "decision": "agent", "reason": "user_preference", "confidence": None}
-        turn.state["router"] = decision
+                route = replace(route, decision="agent", reason="user_preference", confidence=None)
+        turn.state.route = route
         log.info(
             "router_decision",
             request_id=turn.request_id,
             trajectory_id=turn.trajectory_id,
-            route=decision["decision"],
-            p=decision["p"],
-            reason=decision["reason"],
-            model=decision["model"],
-            confidence=decision.get("confidence"),
+            route=route.decision,
+            p=route.p,
+            reason=route.reason,
+            model=route.model,
+            confidence=route.confidence,
         )
 
 
 def takes_agent_path(turn: Turn) -> bool:
     """True when the router sent this turn to the tool loop."""
-    router = turn.state.get("router")
-    return isinstance(router, dict) and router.get("decision") == "agent"
+    return turn.state.route is not None and turn.state.route.agent

@@ -33,7 +33,7 @@ class PrepareStage:
     """Normalize the client's body into what the backend receives.
 
     The forwarded model name follows `ModelNames` (the configured `model`, the upstream's default under an
-    alias, else the client's); the name the reply will carry is noted in `turn.state["reply_model"]` for
+    alias, else the client's); the name the reply will carry is noted in `turn.state.reply_model` for
     `ReplyModelStage`. Streaming requests always ask the backend for usage (the server counts tokens) and the
     usage chunk is withheld from clients that did not ask for it.
     """
@@ -47,7 +47,7 @@ class PrepareStage:
 
     async def run(self, turn: Turn) -> None:
         body = turn.body
-        turn.state["reply_model"] = self.names.apply(body)
+        turn.state.reply_model = self.names.apply(body)
         if turn.stream:
             opts = body.get("stream_options")
             body["stream_options"] = {**(opts if isinstance(opts, dict) else {}), "include_usage": True}
@@ -80,11 +80,11 @@ class BackendCallStage:
     @staticmethod
     async def _observe(turn: Turn, chunks: AsyncIterator[JSON]) -> AsyncIterator[JSON]:
         """Pass chunks through, noting time to first chunk, usage and finish reason on the way, and
-        folding them into the completion they amount to (`turn.state["folded"]`, for the record)."""
+        folding them into the completion they amount to (`turn.state.folder`, for the record)."""
         t0 = time.perf_counter()
         first = True
         folder = ChunkFolder(str(turn.body.get("model") or ""))
-        turn.state["folder"] = folder
+        turn.state.folder = folder
         async for item in chunks:
             folder.add(item)
             if first:
@@ -106,8 +106,8 @@ class ReplyModelStage:
     name = "reply_model"
 
     async def run(self, turn: Turn) -> None:
-        model = turn.state.get("reply_model")
-        if not isinstance(model, str):
+        model = turn.state.reply_model
+        if model is None:
             return
         if turn.response is not None:
             turn.response["model"] = model

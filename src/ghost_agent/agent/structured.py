@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from ghost_agent.agent.tool_call_parse import validate
@@ -71,6 +72,23 @@ def repair_prompt(response_format: Any, errors: list[str]) -> str:
     return REPAIR.format(what=what, errors="; ".join(errors)[:1000])
 
 
+@dataclass(frozen=True)
+class StructuredCheck:
+    """What `ensure` did to a reply under `response_format`, for the record: whether it holds now, whether a
+    repair round made it hold, and (after a failed check) the problems found, at most five."""
+
+    valid: bool
+    repaired: bool
+    errors: list[str] | None = None
+
+    def to_json(self) -> JSON:
+        """As recorded (`extra.structured`, `extra.agent.structured`) and logged: {valid, repaired[, errors]}."""
+        out: JSON = {"valid": self.valid, "repaired": self.repaired}
+        if self.errors is not None:
+            out["errors"] = self.errors
+        return out
+
+
 def _parses(text: str) -> bool:
     try:
         json.loads(text)
@@ -79,18 +97,20 @@ def _parses(text: str) -> bool:
     return True
 
 
-async def ensure(text: str, response_format: Any, ask: Callable[[str], Awaitable[str]]) -> tuple[str, JSON]:
+async def ensure(
+    text: str, response_format: Any, ask: Callable[[str], Awaitable[str]]
+) -> tuple[str, StructuredCheck | None]:
     """`text` made to satisfy `response_format`: normalised, and when it still fails, one repair round
     (`ask(instruction)` is one more model call under the constraint, continuing from `text`). Returns the text
-    and what happened, for the record: {"valid": bool, "repaired": bool, "errors": [...]}."""
+    and what happened, for the record (None when there is no constraint)."""
     if kind(response_format) is None:
-        return text, {}
+        return text, None
     text = normalise(text)
     errors = problems(text, response_format)
     if not errors:
-        return text, {"valid": True, "repaired": False}
+        return text, StructuredCheck(valid=True, repaired=False)
     fixed = normalise(await ask(repair_prompt(response_format, errors)))
     still = problems(fixed, response_format)
     if not still:
-        return fixed, {"valid": True, "repaired": True, "errors": errors[:5]}
-    return text, {"valid": False, "repaired": False, "errors": still[:5]}
+        return fixed, StructuredCheck(valid=True, repaired=True, errors=errors[:5])
+    return text, StructuredCheck(valid=False, repaired=False, errors=still[:5])

@@ -8,6 +8,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ghost_agent.agent.turn_state import TurnState
+
 JSON = dict[str, Any]
 
 
@@ -20,7 +22,8 @@ class Turn:
     """One request's journey: the client's body in, a completion (or a chunk stream) out.
 
     Stages read and write these fields; nothing else is shared between them. `timings` holds milliseconds
-    per named phase (`queue`, `ttft`, `total`, one per stage) and is what the `request` log event reports.
+    per named phase (`queue`, `ttft`, `total`, one per stage) and is what the `request` log event reports;
+    `state` holds what the stages hand on to each other and to the record (`agent/turn_state.py`).
     """
 
     body: JSON
@@ -35,10 +38,13 @@ class Turn:
     chunks: AsyncIterator[JSON] | None = None
     usage: JSON | None = None
     finish_reason: str | None = None
-    state: JSON = field(default_factory=dict)
+    state: TurnState = field(default_factory=TurnState)
     # `n > 1`: the reply is n independent choices, each run as its own turn (`agent/choices.py`).
     n: int = 1
     choices: list[Turn] = field(default_factory=list)
+    # The finishers that already ran on this turn (`TurnPipeline.finish`: the recording one before the last byte,
+    # the rest after delivery): each runs once however often the turn is finished.
+    finished: set[str] = field(default_factory=set)
 
     def elapsed_ms(self) -> float:
         """Milliseconds since the turn started."""
