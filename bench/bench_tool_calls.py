@@ -31,8 +31,8 @@ from typing import Any
 import httpx
 import structlog
 
-from ghost_agent.agent import structured
-from ghost_agent.agent.tool_call_parse import parse_tool_calls
+from ghost_agent.agent.compat import structured
+from ghost_agent.agent.compat.tool_call_parse import parse_tool_calls
 from ghost_agent.eval.suites.toolcalls import FUNCTIONS, TASKS, CallTask, calls_match
 from ghost_agent.llm.base import LLMBackend
 from ghost_agent.llm.factory import make_backend

@@ -10,7 +10,7 @@ import httpx
 import orjson
 import pytest
 
-from ghost_agent.agent.structured import problems
+from ghost_agent.agent.compat.structured import problems
 from tests.conftest import daemon_on_port, make_settings, sse_events
 from tests.server.test_embedded_daemon import MODEL_CACHE, wait_ready
 

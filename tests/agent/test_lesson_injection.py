@@ -15,10 +15,10 @@ from typing import Any
 import httpx
 import pytest
 
-from ghost_agent.agent import prompting
-from ghost_agent.agent.memory_bus import MemoryStage
-from ghost_agent.agent.respond import RespondStage
 from ghost_agent.agent.services import AgentServices
+from ghost_agent.agent.stages.memory_bus import MemoryStage
+from ghost_agent.agent.stages.respond import RespondStage
+from ghost_agent.agent.tool_loop import prompting
 from ghost_agent.agent.turn import Turn
 from ghost_agent.agent.turn_state import TurnRoute
 from ghost_agent.cli.lessons import run_lessons_cli

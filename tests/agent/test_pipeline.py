@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from ghost_agent.agent.pipeline import TurnPipeline
-from ghost_agent.agent.stages import BackendCallStage, PrepareStage
+from ghost_agent.agent.stages.prepare import BackendCallStage, PrepareStage
 from ghost_agent.agent.turn import Turn
 from ghost_agent.llm.scripted import ScriptedBackend, ScriptedReply
 

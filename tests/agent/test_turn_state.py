@@ -11,9 +11,8 @@ from typing import Any
 import orjson
 import pytest
 
-from ghost_agent.agent.loop_run import CaseTally, CodeOutcome, Computed, PreferencesApplied, RunInfo
-from ghost_agent.agent.record import build_trajectory, settle_outcome
-from ghost_agent.agent.structured import StructuredCheck
+from ghost_agent.agent.stages.record import build_trajectory, settle_outcome
+from ghost_agent.agent.strategy import CaseTally, CodeOutcome, Computed, PreferencesApplied, RunInfo, StructuredCheck
 from ghost_agent.agent.turn import Turn
 from ghost_agent.agent.turn_state import (
     AgentCost,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ghost_agent.agent.code_program import (
+from ghost_agent.agent.checking.code_program import (
     arun_humaneval,
     assemble_program,
     extract_code,

@@ -353,8 +353,8 @@ def test_ordinary_replies_leak_nothing(reply: str) -> None:
 def test_the_leak_markers_are_the_agents_own() -> None:
     """The verifier keeps the agent's texts as literals (it judges the daemon from outside): they must still be
     what the agent emits."""
-    from ghost_agent.agent.loop import LOOP_MARKER
-    from ghost_agent.agent.prompting import CLIENT_INSTRUCTIONS
+    from ghost_agent.agent.tool_loop.loop import LOOP_MARKER
+    from ghost_agent.agent.tool_loop.prompting import CLIENT_INSTRUCTIONS
 
     assert internal_text_leaks(f"x {LOOP_MARKER}") and internal_text_leaks(CLIENT_INSTRUCTIONS)
     from ghost_agent.memory.bus import CLOSE, HEADER, OPEN

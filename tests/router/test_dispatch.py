@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from structlog.testing import capture_logs
 
-from ghost_agent.agent.record import build_trajectory
+from ghost_agent.agent.stages.record import build_trajectory
 from ghost_agent.agent.turn import Turn
 from ghost_agent.prm.features import PRM_FEATURE_NAMES
 from ghost_agent.prm.model import StepValueModel

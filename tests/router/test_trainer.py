@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from structlog.testing import capture_logs
 
-from ghost_agent.agent.record import build_trajectory
-from ghost_agent.agent.routing import RouterStage
+from ghost_agent.agent.stages.record import build_trajectory
+from ghost_agent.agent.stages.routing import RouterStage
 from ghost_agent.agent.turn import Turn
 from ghost_agent.learned.linear import roc_auc
 from ghost_agent.learned.training import Floors, RewardSource

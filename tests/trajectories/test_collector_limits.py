@@ -7,7 +7,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from ghost_agent.agent.record import RecordTrajectory
+from ghost_agent.agent.stages.record import RecordTrajectory
 from ghost_agent.agent.turn import Turn
 from ghost_agent.trajectories.collector import OVERFLOW_FILE, TrajectoryCollector
 from ghost_agent.trajectories.record import Trajectory

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ghost_agent.agent.respond import AgentConfig, AgentTurn
+from ghost_agent.agent.stages.respond import AgentConfig, AgentTurn
 from ghost_agent.agent.turn import Turn
 from ghost_agent.cli.status import render
 from ghost_agent.learned.holdout import PRIMARY

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import orjson
 
-from ghost_agent.agent.prompting import system_prefix
+from ghost_agent.agent.tool_loop.prompting import system_prefix
 from ghost_agent.home import GhostHome
 from ghost_agent.llm.scripted import ScriptedBackend, ScriptedReply
 from ghost_agent.memory.store import SkillMemory

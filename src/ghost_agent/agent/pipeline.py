@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from ghost_agent.agent.choices import choice_error
+from ghost_agent.agent.stages.choices import choice_error
 from ghost_agent.agent.turn import Turn
 from ghost_agent.logging import get_logger
 

@@ -39,7 +39,7 @@ class Turn:
     usage: JSON | None = None
     finish_reason: str | None = None
     state: TurnState = field(default_factory=TurnState)
-    # `n > 1`: the reply is n independent choices, each run as its own turn (`agent/choices.py`).
+    # `n > 1`: the reply is n independent choices, each run as its own turn (`agent/stages/choices.py`).
     n: int = 1
     choices: list[Turn] = field(default_factory=list)
     # The finishers that already ran on this turn (`TurnPipeline.finish`: the recording one before the last byte,

@@ -12,8 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from ghost_agent.agent.loop_run import RunInfo
-    from ghost_agent.agent.structured import StructuredCheck
+    from ghost_agent.agent.strategy import RunInfo, StructuredCheck
     from ghost_agent.agent.verifier import Verdict
     from ghost_agent.llm.stream_fold import ChunkFolder
     from ghost_agent.text.request_kind import RequestKind
@@ -27,7 +26,7 @@ PASSTHROUGH_ROUTE: JSON = {"decision": "fast", "p": None, "model": None, "reason
 
 @dataclass(frozen=True)
 class TurnRoute:
-    """The router stage's decision (`agent/routing.py`), recorded as `trajectory.router`.
+    """The router stage's decision (`agent/stages/routing.py`), recorded as `trajectory.router`.
 
     `confidence` is None unless the learned model chose the route (see `router.dispatch.RouterDecision`).
     """
@@ -50,7 +49,7 @@ class TurnRoute:
 
 @dataclass
 class ChoiceState:
-    """Choice `index` of an `n > 1` request (`agent/choices.py`), recorded as `extra.choice`; `started`,
+    """Choice `index` of an `n > 1` request (`agent/stages/choices.py`), recorded as `extra.choice`; `started`,
     `delivered` and `error` (what it raised itself) decide what it is finished with."""
 
     index: int
@@ -66,7 +65,7 @@ class ChoiceState:
 
 @dataclass(frozen=True)
 class ClientToolsReport:
-    """How a fast-path reply's calls to the client's own tools were delivered (`agent/client_tools.py`),
+    """How a fast-path reply's calls to the client's own tools were delivered (`agent/compat/client_tools.py`),
     recorded as `extra.client_tools`: the backend's native `tool_calls` (only their count), or calls parsed
     from the text with the repair / require rounds spent, schema errors and what did not parse."""
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ghost_agent.agent.code_program import extract_code
+from ghost_agent.agent.checking.code_program import extract_code
 
 
 @dataclass(frozen=True)

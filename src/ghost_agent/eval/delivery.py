@@ -28,7 +28,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ghost_agent.agent.code_program import assemble_program
+from ghost_agent.agent.checking.code_program import assemble_program
 from ghost_agent.eval.numbers import numbers_in
 from ghost_agent.sandbox.base import ExecLimits, SandboxBackend
 

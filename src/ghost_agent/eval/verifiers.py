@@ -6,8 +6,9 @@ code in this process: `code_tests` executes the reply in our sandbox. A verifier
 only when the *task* is malformed (an empty pattern, an unparsable expected number) - the adapter turns that into
 a CRASH reward, never a scored miss.
 
-`extract_code` (shared with the HumanEval executor, `agent/code_program.py`) and the number readers `numbers_in`,
-`last_number` (`eval/numbers.py`, shared with the `number` check of `eval/delivery.py`) are re-exported here.
+`extract_code` (shared with the HumanEval executor, `agent/checking/code_program.py`) and the number readers
+`numbers_in`, `last_number` (`eval/numbers.py`, shared with the `number` check of `eval/delivery.py`) are re-exported
+here.
 
 Verifiers that extract an answer before comparing (`numeric_match`, `mcq_letter`, `answer_line`) carry an
 `extract_answer` attribute: `extract_answer(predicted, **kw)` returns what they would grade, or None when the reply
@@ -24,7 +25,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ghost_agent.agent.code_program import assemble_program, extract_code
+from ghost_agent.agent.checking.code_program import assemble_program, extract_code
 from ghost_agent.eval.delivery import failed_checks
 from ghost_agent.eval.numbers import last_number, numbers_in
 from ghost_agent.sandbox.base import ExecLimits, SandboxBackend
@@ -278,7 +279,8 @@ def answer_line(
     return float(math.isclose(got, want, rel_tol=rel_tolerance, abs_tol=abs_tolerance))
 
 
-# The agent's own protocol text (agent/protocol.py, agent/prompting.py, agent/loop.py). Kept literal here: the
+# The agent's own protocol text (agent/tool_loop/protocol.py, agent/tool_loop/prompting.py, agent/tool_loop/loop.py).
+# Kept literal here: the
 # eval judges the daemon from outside; tests/eval/test_verifiers.py checks they still match the agent's.
 _LEAK_MARKERS = (
     "[ATTEMPT_ABORTED_LOOP]",

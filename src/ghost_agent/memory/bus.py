@@ -2,7 +2,7 @@
 
 Lessons are data, not instructions (issue 12, item 3). The block says so in its first line and wraps the
 lessons in `<ghost-notes>` … `</ghost-notes>`; the agent puts it in front of the last user message, after
-the byte-identical system prefix and never in a system message (`agent/prompting.py::with_notes`). Each
+the byte-identical system prefix and never in a system message (`agent/tool_loop/prompting.py::with_notes`). Each
 lesson is rendered through `sanitize.neutralize`: one line, inert, every tag-like `<` escaped — so a lesson
 that says "ignore previous instructions" or carries a fake `</ghost-notes>` cannot leave the block or pose
 as a role.

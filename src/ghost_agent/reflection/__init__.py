@@ -2,7 +2,7 @@
 
 `Reflector` (`reflect_one` for one trajectory, `run` for the idle-time backstop) → lenient parsing
 (`parse.py`) → the lesson quality rules (`quality.py`) → `CompositeSink` (SkillMemory + the trajectory store).
-`ReflectionScheduler` (`agent/reflection_scheduler.py`) wires a user correction to `reflect_one` as a held task.
+`ReflectionScheduler` (`agent/stages/reflection_scheduler.py`) wires a user correction to `reflect_one` as a held task.
 """
 
 from __future__ import annotations

@@ -14,16 +14,16 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from ghost_agent import __version__
-from ghost_agent.agent.correction import CorrectionStage
-from ghost_agent.agent.learn import LearnOnRecovery
-from ghost_agent.agent.memory_bus import MemoryStage
 from ghost_agent.agent.pipeline import TurnPipeline
-from ghost_agent.agent.record import RecordTrajectory
-from ghost_agent.agent.reflection_scheduler import ReflectionScheduler, build_reflection
-from ghost_agent.agent.respond import RespondStage
-from ghost_agent.agent.routing import RouterStage
 from ghost_agent.agent.services import AgentServices
-from ghost_agent.agent.stages import ContextStage, PrepareStage, ReplyModelStage
+from ghost_agent.agent.stages.correction import CorrectionStage
+from ghost_agent.agent.stages.learn import LearnOnRecovery
+from ghost_agent.agent.stages.memory_bus import MemoryStage
+from ghost_agent.agent.stages.prepare import ContextStage, PrepareStage, ReplyModelStage
+from ghost_agent.agent.stages.record import RecordTrajectory
+from ghost_agent.agent.stages.reflection_scheduler import ReflectionScheduler, build_reflection
+from ghost_agent.agent.stages.respond import RespondStage
+from ghost_agent.agent.stages.routing import RouterStage
 from ghost_agent.home import GhostHome
 from ghost_agent.llm.base import LLMBackend
 from ghost_agent.llm.gate import ModelGate

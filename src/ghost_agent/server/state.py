@@ -28,7 +28,7 @@ from ghost_agent.trajectories.collector import TrajectoryCollector
 from ghost_agent.watchdog.clock import ActivityClock
 
 if TYPE_CHECKING:
-    from ghost_agent.agent.reflection_scheduler import ReflectionScheduler
+    from ghost_agent.agent.stages.reflection_scheduler import ReflectionScheduler
     from ghost_agent.memory.store import SkillMemory
     from ghost_agent.reflection.reflector import Reflector
     from ghost_agent.selfhood.service import Selfhood

@@ -1,7 +1,7 @@
 """What kind of request a turn answers, as far as checking the answer goes: code to write, a number to compute,
 files in the workspace to read, or anything else.
 
-The answer-first turn (`agent/answer_first.py`) picks its checks from this: a code request gets its code run
+The answer-first turn (`agent/checking/answer_first.py`) picks its checks from this: a code request gets its code run
 against tests, a quantitative one gets its numbers computed by a program, a request about workspace files goes
 to the tool loop (the draft cannot see the files). Pure and cheap (regexes over the last user message); when
 unsure it says "general", which only means no extra work — the draft stands as the bare model wrote it.

@@ -78,7 +78,7 @@ async def create_chat_completion(body: ChatCompletionRequest, request: Request) 
     """Run one turn through the pipeline and answer in OpenAI's wire format."""
     ctx = _context(request)
     raw = body.model_dump(exclude_unset=True)
-    n = raw.pop("n", None) or 1  # served as n choices here, never forwarded (see agent/choices.py)
+    n = raw.pop("n", None) or 1  # served as n choices here, never forwarded (see agent/stages/choices.py)
     if n > ctx.settings.max_n:
         raise ApiError(
             400, f"n={n} is above this daemon's limit of {ctx.settings.max_n} choices per request (max_n): each "

@@ -1,7 +1,7 @@
 """Phase 2.5, reflection backstop (idle 900–3600 s, every 40 min): reflect on the failures nobody corrected.
 
-A user correction reflects on the turn it corrected at once (`agent/reflection_scheduler.py`). Everything else that
-FAILED — a verifier's refutation, a heuristic, a correction whose real-time reflection was cut short by a
+A user correction reflects on the turn it corrected at once (`agent/stages/reflection_scheduler.py`). Everything else
+that FAILED — a verifier's refutation, a heuristic, a correction whose real-time reflection was cut short by a
 shutdown — waits for this phase: `Reflector.run(--reflection-batch)` over recent FAILED trajectories not yet
 reflected, newest first. It shares the real-time path's "already reflected" set (and reads the reflection
 records on disk), so each trajectory is reflected once whichever path reaches it first.

@@ -1,0 +1,286 @@
+"""The answer-first turn: a scripted model, the real tool registry and the real sandbox.
+
+Every test scripts the ScriptedBackend call by call (an unscripted extra call fails with a 500) and asserts on
+`.requests`, so how many model calls a turn costs, and what each one saw, is part of what is tested.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ghost_agent.agent.checking.answer_first import AnswerFirst, CheckConfig, splice_code
+from ghost_agent.agent.strategy import CaseTally, LoopEvent, LoopResult, StrategyContext
+from ghost_agent.llm.scripted import ScriptedBackend, ScriptedReply
+from ghost_agent.sandbox import ExecLimits, Workspaces
+from ghost_agent.text.request_kind import classify
+from ghost_agent.tools import ToolContext, ToolRegistry
+
+JSON = dict[str, Any]
+
+SPEC = '''Complete this function:
+```python
+def double(x):
+    """Return twice x.
+    >>> double(2)
+    4
+    >>> double(-1)
+    -2
+    """
+```'''
+WRONG = "Here you go:\n```python\ndef double(x):\n    return x + 2\n```\nIt adds."
+WRONG_TOO = "```python\ndef double(x):\n    return x + 3\n```"
+RIGHT = "```python\ndef double(x):\n    return 2 * x\n```"
+BROKEN = "```python\ndef double(x):\n    return x +\n```"
+
+
+def backend(*replies: str | ScriptedReply) -> ScriptedBackend:
+    items = [r if isinstance(r, ScriptedReply) else ScriptedReply(content=r) for r in replies]
+    return ScriptedBackend(replies=items, default="error", model="scripted-model")
+
+
+async def answer(llm: ScriptedBackend, ctx: ToolContext, registry: ToolRegistry, request: str,
+                 config: CheckConfig | None = None, **kw: Any) -> LoopResult:
+    agent = AnswerFirst(llm, registry, config or CheckConfig(model_tests=0, samples=0))
+    given = StrategyContext(messages=[{"role": "user", "content": request}], tool_ctx=ctx, user_request=request,
+                            kind=classify(request, ctx.workspace), **kw)
+    return await agent.run(given)
+
+
+def last_user(request: JSON) -> str:
+    return str(request["messages"][-1]["content"])
+
+
+# ------------------------------------------------------------------------------------------ the draft
+
+
+async def test_a_plain_question_is_one_call_with_the_clients_own_messages_and_parameters(
+    ctx: ToolContext, registry: ToolRegistry
+) -> None:
+    llm = backend("Paris.")
+    body = {"temperature": 0.3, "seed": 7, "stop": ["\n\n"], "max_completion_tokens": 50, "top_p": 0.9,
+            "messages": "ignored", "tools": "ignored"}
+    result = await answer(llm, ctx, registry, "What is the capital of France?", client_body=body)
+    assert result.final_text == "Paris." and result.steps == [] and result.llm_calls == 1
+    [sent] = llm.requests
+    assert sent["messages"] == [{"role": "user", "content": "What is the capital of France?"}]
+    assert (sent["temperature"], sent["seed"], sent["stop"], sent["max_tokens"], sent["top_p"]) == (
+        0.3, 7, ["\n\n"], 50, 0.9)
+    assert "tools" not in sent
+
+
+async def test_system_extra_goes_in_front_and_lesson_notes_into_the_user_message(
+    ctx: ToolContext, registry: ToolRegistry
+) -> None:
+    llm = backend("ok")
+    notes = "<ghost-notes>\n1. x\n</ghost-notes>"
+    await answer(llm, ctx, registry, "hello", extra_system="Selfhood: awake", notes=notes)
+    assert llm.requests[0]["messages"] == [{"role": "system", "content": "Selfhood: awake"},
+                                           {"role": "user", "content": notes + "\n\nhello"}]
+
+
+async def test_without_a_sandbox_the_draft_stands(tmp_path: Path, registry: ToolRegistry) -> None:
+    workspaces = Workspaces(tmp_path / "w", quota_mb=8, max_age_days=1)
+    no_sandbox = ToolContext.for_session(workspaces, "s", sandbox=None, limits=ExecLimits())
+    llm = backend(WRONG)
+    result = await answer(llm, no_sandbox, registry, SPEC)
+    assert result.final_text == WRONG and result.steps == []
+
+
+# --------------------------------------------------------------------------------------------- code
+
+
+async def test_a_code_answer_failing_the_requests_examples_is_repaired_showing_only_the_failures(
+    ctx: ToolContext, registry: ToolRegistry
+) -> None:
+    llm = backend(WRONG, RIGHT)
+    result = await answer(llm, ctx, registry, SPEC)
+    # the user keeps the draft's prose; its code is the repaired one
+    assert result.final_text.startswith("Here you go:") and "return 2 * x" in result.final_text
+    assert "x + 2" not in result.final_text
+    first, second = result.steps
+    assert (first.ok, second.ok) == (False, True)
+    assert first.extra["source"] == "check" and first.extra["passed"] == {"user": 1, "model": 0}
+    revision = last_user(llm.requests[1])
+    assert "double(-1)" in revision and "got 1" in revision and "double(2)" not in revision
+    assert llm.requests[1]["messages"][-2] == {"role": "assistant", "content": WRONG}
+    assert result.info.code is not None
+    assert result.info.code.chosen == "revision" and result.info.code.user_cases.passed == 2
+
+
+async def test_a_code_answer_passing_its_examples_costs_no_further_call(
+    ctx: ToolContext, registry: ToolRegistry
+) -> None:
+    llm = backend(RIGHT)
+    result = await answer(llm, ctx, registry, SPEC)
+    assert result.final_text == RIGHT and result.llm_calls == 1
+    [step] = result.steps
+    assert step.ok and step.tool_name == "python"
+
+
+async def test_a_worse_revision_keeps_the_draft(ctx: ToolContext, registry: ToolRegistry) -> None:
+    llm = backend(WRONG, BROKEN)
+    result = await answer(llm, ctx, registry, SPEC)
+    assert result.final_text == WRONG and result.info.code is not None and result.info.code.chosen == "draft"
+
+
+async def test_a_fresh_sample_is_drawn_only_when_the_repair_still_fails(
+    ctx: ToolContext, registry: ToolRegistry
+) -> None:
+    llm = backend(WRONG, WRONG_TOO, RIGHT)
+    config = CheckConfig(model_tests=0, samples=2, sample_temperature=0.7)
+    result = await answer(llm, ctx, registry, SPEC, config)
+    assert "return 2 * x" in result.final_text and result.info.code is not None
+    assert result.info.code.chosen == "sample"
+    assert len(llm.requests) == 3  # the second sample was never needed
+    assert llm.requests[2]["temperature"] == 0.7 and llm.requests[2]["messages"] == llm.requests[0]["messages"]
+
+
+async def test_model_written_assertions_check_a_request_without_examples(
+    ctx: ToolContext, registry: ToolRegistry
+) -> None:
+    request = "Write a Python function is_even(n) that tells whether n is even."
+    draft = "```python\ndef is_even(n):\n    return n % 2 == 1\n```"
+    fixed = "```python\ndef is_even(n):\n    return n % 2 == 0\n```"
+    tests = "```python\nassert is_even(2)\nassert not is_even(3)\nassert is_even(0)\nprint('x')\n```"
+    llm = backend(draft, tests, fixed)
+    result = await answer(llm, ctx, registry, request, CheckConfig(model_tests=3, samples=0))
+    assert "n % 2 == 0" in result.final_text
+    # the assertions are written from the spec alone, never from the code they will judge
+    assert "is_even" in last_user(llm.requests[1]) and "n % 2 == 1" not in str(llm.requests[1]["messages"])
+    assert result.info.code is not None and result.info.code.model_cases == CaseTally(passed=3, total=3)
+    # no user examples: nothing to confirm or refute with the user's authority
+    assert result.info.code.user_cases.total == 0
+
+
+async def test_a_code_request_keeps_its_code_when_there_is_nothing_to_test(
+    ctx: ToolContext, registry: ToolRegistry
+) -> None:
+    request = "Write a function that reverses a string."
+    draft = "```python\ndef reverse_string(s):\n    return s[::-1]\n\nprint(reverse_string('hello'))\n```"
+    llm = backend(draft)
+    result = await answer(llm, ctx, registry, request)
+    assert result.final_text == draft and result.llm_calls == 1
+    [step] = result.steps  # the code was loaded once to see that it runs
+    assert step.ok
+
+
+def test_splice_replaces_only_the_defining_block() -> None:
+    draft = "Use it like this:\n```python\ndef f(x):\n    return x\n```\nand\n```python\nprint(f(1))\n```"
+    out = splice_code(draft, "```python\ndef f(x):\n    return x + 1\n```", ["f"])
+    assert "return x + 1" in out and "print(f(1))" in out and out.startswith("Use it like this:")
+
+
+# ------------------------------------------------------------------------------------ numbers, outputs
+
+
+async def test_an_invented_output_is_replaced_by_the_real_one(ctx: ToolContext, registry: ToolRegistry) -> None:
+    request = "What is the sum of the squares of 1 to 100? Show the code."
+    draft = "```python\nprint(sum(i * i for i in range(1, 101)))\n```\nOutput:\n```\n5050\n```"
+    llm = backend(draft, "The sum is 338350.")
+    result = await answer(llm, ctx, registry, request)
+    assert result.final_text == "The sum is 338350." and result.llm_calls == 2
+    assert "338350" in last_user(llm.requests[1]) and llm.requests[1]["messages"][-2]["content"] == draft
+
+
+async def test_a_disagreeing_computation_gets_a_second_opinion_then_the_program_wins(
+    ctx: ToolContext, registry: ToolRegistry
+) -> None:
+    request = "Tom has 3 boxes of 12 apples and eats 5. How many apples are left?"
+    program = "```python\nboxes = 3\napples = boxes * 12 - 5\nprint(apples)\n```"
+    llm = backend("He has 30 apples left.", program, "```python\nprint(36 - 5)\n```",
+                  "3 boxes of 12 make 36 apples; 36 - 5 = 31 apples are left.")
+    result = await answer(llm, ctx, registry, request, CheckConfig(model_tests=0, samples=0, sample_temperature=0.6))
+    assert result.final_text == "3 boxes of 12 make 36 apples; 36 - 5 = 31 apples are left."
+    assert llm.requests[1]["temperature"] == 0.0 and llm.requests[2]["temperature"] == 0.6
+    explain = last_user(llm.requests[3])
+    assert request in explain and "boxes * 12 - 5" in explain and "31" in explain
+    assert [s.result_preview.strip() for s in result.steps] == ["31", "31"]
+    assert result.info.computed is not None
+    assert result.info.computed.to_json() == {"value": 31.0, "draft": 30.0, "source": "program", "second": 31.0,
+                                              "trusted": True}
+
+
+async def test_a_second_opinion_siding_with_the_draft_keeps_it(ctx: ToolContext, registry: ToolRegistry) -> None:
+    request = "Tom has 3 boxes of 12 apples and eats 5. How many apples are left?"
+    llm = backend("36 - 5 = 31 apples.", "```python\nprint(3 * 12 - 6)\n```", "```python\nprint(3 * 12 - 5)\n```")
+    result = await answer(llm, ctx, registry, request)
+    assert result.final_text == "36 - 5 = 31 apples." and result.llm_calls == 3
+
+
+async def test_a_second_program_that_fails_is_no_majority_against_the_draft(
+    ctx: ToolContext, registry: ToolRegistry
+) -> None:
+    request = "Ben is 12 years older than Chloe. In 8 years he will be twice her age. How old is Ben now?"
+    llm = backend("Chloe is 4, so Ben is 16.", "```python\nprint(2)\n```", "```python\nraise SystemExit(1)\n```")
+    result = await answer(llm, ctx, registry, request)
+    assert result.final_text == "Chloe is 4, so Ben is 16." and result.llm_calls == 3
+    assert result.info.computed is not None and result.info.computed.voted and result.info.computed.second is None
+    assert result.info.computed.to_json() == {"value": 2.0, "draft": 16.0, "source": "program", "second": None}
+
+
+async def test_the_drafts_own_program_is_the_computation(ctx: ToolContext, registry: ToolRegistry) -> None:
+    request = "What is 17 * 23 + 4? Answer with the number."
+    draft = "```python\nprint(17 * 23 + 4)\n```\nThis prints 395."
+    llm = backend(draft, "```python\nprint(17 * 23 + 4)\n```", "17 * 23 = 391, plus 4 is 395.")
+    result = await answer(llm, ctx, registry, request)
+    assert result.info.computed is not None
+    assert result.info.computed.source == "draft" and result.info.computed.value == 395.0
+    assert "395" in result.final_text
+
+
+async def test_an_agreeing_computation_changes_nothing(ctx: ToolContext, registry: ToolRegistry) -> None:
+    request = "Tom has 3 boxes of 12 apples and eats 5. How many apples are left?"
+    llm = backend("3 * 12 - 5 = 31 apples.", "```python\nprint(3 * 12 - 5)\n```")
+    result = await answer(llm, ctx, registry, request)
+    assert result.final_text == "3 * 12 - 5 = 31 apples." and result.llm_calls == 2
+
+
+async def test_a_backend_failure_after_the_draft_keeps_the_draft(ctx: ToolContext, registry: ToolRegistry) -> None:
+    request = "Tom has 3 boxes of 12 apples and eats 5. How many apples are left?"
+    llm = backend("31 apples.", ScriptedReply(error=(503, "busy")))
+    result = await answer(llm, ctx, registry, request)
+    assert result.final_text == "31 apples."
+
+
+async def test_events_report_each_check(ctx: ToolContext, registry: ToolRegistry) -> None:
+    events: list[LoopEvent] = []
+
+    async def on_event(event: LoopEvent) -> None:
+        events.append(event)
+
+    await answer(backend(WRONG, RIGHT), ctx, registry, SPEC, on_event=on_event)
+    assert [e.kind for e in events] == ["step_start", "step_end", "step_start", "step_end", "answer"]
+
+
+# --------------------------------------------------------------------------------------------- form
+
+FORMAT = "Solve it step by step, then end your reply with a line of the form `Answer: <number>`."
+
+
+async def test_the_requested_answer_line_is_added_without_rewriting_the_content(
+    ctx: ToolContext, registry: ToolRegistry
+) -> None:
+    request = f"Tom has 3 boxes of 12 apples and eats 5. How many apples are left? {FORMAT}"
+    draft = "3 * 12 = 36 apples, and 36 - 5 = 31.\nSo he has \\boxed{31} apples."
+    llm = backend(draft, "```python\nprint(3 * 12 - 5)\n```")
+    result = await answer(llm, ctx, registry, request)
+    assert result.final_text == draft + "\n\nAnswer: 31" and result.llm_calls == 2
+    assert result.info.form_fixed == ["answer_line"]
+
+
+async def test_a_form_the_reply_cannot_be_fixed_into_deterministically_costs_one_short_call(
+    ctx: ToolContext, registry: ToolRegistry
+) -> None:
+    request = "Is 7 a prime number? Answer with yes or no."
+    llm = backend("Seven has no divisors other than 1 and itself, so it is prime.", "Yes")
+    result = await answer(llm, ctx, registry, request)
+    assert result.final_text.startswith("Yes") and "so it is prime" in result.final_text
+    assert result.llm_calls == 2 and llm.requests[1]["max_tokens"] <= 64
+
+
+async def test_only_json_is_extracted_from_a_chatty_reply(ctx: ToolContext, registry: ToolRegistry) -> None:
+    request = 'Give me a JSON object with keys "name" and "age" for Ada, 36. Reply with only JSON.'
+    llm = backend('Sure! Here it is:\n```json\n{"name": "Ada", "age": 36}\n```\nLet me know.')
+    result = await answer(llm, ctx, registry, request)
+    assert result.final_text == '{"name": "Ada", "age": 36}' and result.llm_calls == 1
