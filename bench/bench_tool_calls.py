@@ -77,8 +77,8 @@ def extraction(task: CallTask) -> tuple[JSON, JSON]:
 async def run(args: argparse.Namespace) -> None:
     tasks = TASKS[: args.limit] if args.limit else TASKS
     with tempfile.TemporaryDirectory() as tmp:
-        settings = Settings(home=Path(tmp), n_ctx=8192, log_level="warning", trajectory_durability="none",
-                            router="always-fast").validate()
+        settings = Settings.from_keys(home=Path(tmp), n_ctx=8192, log_level="warning", trajectory_durability="none",
+                                      router="always-fast").validate()
         backend: LLMBackend = make_backend(settings)
         app = build_app(settings, backend, configure_logs=False)
         async with app.router.lifespan_context(app):

@@ -84,7 +84,7 @@ class RespondStage:
             return
         agent = AgentTurn(self.services, turn)
         if turn.stream:
-            turn.chunks = agent_chunks(turn, agent.run, progress=self.services.settings.stream_tool_progress)
+            turn.chunks = agent_chunks(turn, agent.run, progress=self.services.settings.agent.stream_tool_progress)
         else:
             text = await agent.run(None)
             turn.response = wire.completion(
@@ -168,10 +168,10 @@ class AgentTurn:
         if workspaces is None:
             raise RuntimeError("workspaces are not initialised (the lifespan sets them up)")
         limits = ExecLimits(
-            timeout_s=settings.sandbox_timeout_s,
-            memory_mb=settings.sandbox_memory_mb,
-            max_procs=settings.sandbox_max_procs,
-            max_output_bytes=settings.sandbox_max_output_kb * 1024,
+            timeout_s=settings.sandbox.timeout_s,
+            memory_mb=settings.sandbox.memory_mb,
+            max_procs=settings.sandbox.max_procs,
+            max_output_bytes=settings.sandbox.max_output_kb * 1024,
         )
         with workspaces.active(turn.session_id):
             ctx = ToolContext.for_session(
@@ -179,7 +179,7 @@ class AgentTurn:
                 memory_searcher=self._searcher(),
             )
             kind = classify(user_request, ctx.workspace)
-            strategy = choose_strategy(settings.agent_strategy, kind)
+            strategy = choose_strategy(settings.agent.strategy, kind)
             if structured.kind(turn.body.get("response_format")):
                 strategy = "answer-first"  # the reply must be the client's JSON, generated under its constraint
             turn.state["request_kind"] = kind.label
@@ -245,10 +245,10 @@ class AgentTurn:
             self.services.backend,
             self.services.registry,
             LoopConfig(
-                max_steps=settings.max_steps,
-                native_tools=settings.native_tools,
+                max_steps=settings.agent.max_steps,
+                native_tools=settings.agent.native_tools,
                 model=turn.body.get("model") or None,
-                max_tokens=settings.agent_max_tokens,
+                max_tokens=settings.agent.max_tokens,
             ),
             mcts=self._mcts(turn),
             prm_scorer=self.services.prm_scorer,
@@ -258,11 +258,11 @@ class AgentTurn:
         settings = self.services.settings
         return CheckConfig(
             model=self.turn.body.get("model") or None,
-            max_tokens=settings.agent_max_tokens,
-            model_tests=settings.check_model_tests,
-            revisions=settings.check_revisions,
-            samples=settings.check_samples,
-            compute=settings.check_compute,
+            max_tokens=settings.agent.max_tokens,
+            model_tests=settings.agent.check_model_tests,
+            revisions=settings.agent.check_revisions,
+            samples=settings.agent.check_samples,
+            compute=settings.agent.check_compute,
         )
 
     def _execution_verdict(self, result: LoopResult) -> str:
@@ -300,17 +300,17 @@ class AgentTurn:
 
     def _mcts(self, turn: Turn) -> MCTSReasoner | None:
         settings = self.services.settings
-        if not settings.mcts:
+        if not settings.agent.mcts:
             return None
-        if not settings.mcts_simulate and not self.services.prm_scorer.has_model:
+        if not settings.agent.mcts_simulate and not self.services.prm_scorer.has_model:
             return None  # no learned value yet and simulation is off: single-shot until the PRM is trained
         return MCTSReasoner(
             self.services.backend,
-            max_candidates=settings.mcts_candidates,
+            max_candidates=settings.agent.mcts_candidates,
             prm_scorer=self.services.prm_scorer,
-            expand_top=settings.mcts_expand,
+            expand_top=settings.agent.mcts_expand,
             model=turn.body.get("model") or None,
-            max_tokens=min(settings.agent_max_tokens, 512),
+            max_tokens=min(settings.agent.max_tokens, 512),
         )
 
     def _searcher(self) -> Any:
@@ -336,12 +336,12 @@ class AgentTurn:
         """Run the verifier on tool-using turns; returns the reply text, with a note when confidently refuted."""
         turn, services = self.turn, self.services
         text = result.final_text
-        if not result.steps or not services.settings.verifier:
+        if not result.steps or not services.settings.agent.verifier:
             return text
         verifier = Verifier(
             services.backend,
             model=turn.body.get("model") or None,
-            refute_confidence=services.settings.verifier_refute_confidence,
+            refute_confidence=services.settings.agent.verifier_refute_confidence,
         )
         evidence = [Evidence(tool=t, code=c, output=o, ok=ok) for t, c, o, ok in result.evidence]
         turn.state["verifier_called"] = True

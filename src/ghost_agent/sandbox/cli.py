@@ -107,10 +107,10 @@ def _run(args: argparse.Namespace, settings: Settings, out: IO[str], err: IO[str
         err.write(f"sandbox run: --workspace {args.workspace} is not an existing directory\n")
         return EXIT_USAGE
     limits = ExecLimits(
-        timeout_s=args.timeout or settings.sandbox_timeout_s,
-        memory_mb=args.memory_mb or settings.sandbox_memory_mb,
-        max_procs=settings.sandbox_max_procs,
-        max_output_bytes=settings.sandbox_max_output_kb * 1024,
+        timeout_s=args.timeout or settings.sandbox.timeout_s,
+        memory_mb=args.memory_mb or settings.sandbox.memory_mb,
+        max_procs=settings.sandbox.max_procs,
+        max_output_bytes=settings.sandbox.max_output_kb * 1024,
     )
     try:
         backend = get_detection(settings).backend

@@ -21,7 +21,7 @@ EXPOSE_HEADERS = ["x-request-id", "x-ghost-trajectory-id", "x-ghost-trajectory-i
 def install_cors(app: FastAPI, settings: Settings) -> bool:
     """Add CORSMiddleware when the allow-list is non-empty; returns whether it was added. Call it last, so it is
     the outermost middleware."""
-    origins = settings.cors_origins
+    origins = settings.server.cors_origins
     if not origins:
         return False
     app.add_middleware(

@@ -29,7 +29,7 @@ def build_watchdog(ctx: AppContext) -> Watchdog:
         activity=ctx.activity,
         counts=counts,
         metrics=ctx.metrics,
-        enabled=settings.watchdog,
+        enabled=settings.watchdog.enabled,
     )
 
 
