@@ -79,7 +79,7 @@ async def run(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         settings = Settings.from_keys(home=Path(tmp), n_ctx=8192, log_level="warning", trajectory_durability="none",
                                       router="always-fast").validate()
-        backend: LLMBackend = make_backend(settings)
+        backend: LLMBackend = make_backend(settings.backend)
         app = build_app(settings, backend, configure_logs=False)
         async with app.router.lifespan_context(app):
             client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://ghost.test",

@@ -206,7 +206,7 @@ def build_app(
     if backend is None:
         from ghost_agent.llm.factory import make_backend
 
-        backend = make_backend(settings)
+        backend = make_backend(settings.backend)
     home = GhostHome(settings.home)
     storage = settings.storage
     collector = TrajectoryCollector(
@@ -307,6 +307,6 @@ def build_app(
     # Inside GhostMiddleware (added after it = outer): only authenticated chat requests are user activity.
     app.add_middleware(UserActivityMiddleware, activity=ctx.activity, gate=ctx.model_gate)
     app.add_middleware(GhostMiddleware, ctx=ctx)
-    install_cors(app, settings)  # outermost: a preflight carries no api key and must not meet the auth check
+    install_cors(app, settings.server)  # outermost: a preflight carries no api key and must not meet the auth check
     install_openapi(app, auth=bool(settings.server.api_key), max_n=settings.server.max_n)
     return app

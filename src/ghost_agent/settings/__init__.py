@@ -2,7 +2,7 @@
 
 `Settings` holds GHOST_HOME, the config file read, and one section per table of ghost.toml (server, backend,
 storage, logging, agent, sandbox, learning, watchdog); a component takes its own section
-(`settings.sandbox.timeout_s`). Each config key is also `GHOST_<KEY>` and `--<key>`:
+(`make_backend(settings.backend)`). Each config key is also `GHOST_<KEY>` and `--<key>`:
 
     sections.py  the section dataclasses: each field's type (choices as `Literal`) and default
     table.py     every key in flag order: its [table], where it lives, its help and range (`FIELDS`)

@@ -1,6 +1,6 @@
 """`Settings`: GHOST_HOME, the config file read, and one section per table of ghost.toml.
 
-Components read the section they need (`settings.sandbox.timeout_s`); the rules that span sections (the
+Components take the section they need (`make_backend(settings.backend)`); the rules that span sections (the
 bind host needs an api key, an idle window's end after its start) are checked here, in `validate`.
 """
 
