@@ -41,6 +41,14 @@ def test_config_path_from_cli(tmp_path: Path) -> None:
     assert load_settings(cli={"config": config}, environ={}).server.port == 7000
 
 
+def test_a_key_may_sit_in_any_table(tmp_path: Path) -> None:
+    """The tables of ghost.toml document; a key is found whichever table (or none) it is written in."""
+    config = tmp_path / "c.toml"
+    config.write_text('[agent]\nport = 7001\n[whatever]\nsandbox-timeout-s = 5\nwatchdog = false\n')
+    s = load_settings(cli={"config": config}, environ={})
+    assert (s.server.port, s.sandbox.timeout_s, s.watchdog.enabled) == (7001, 5.0, False)
+
+
 def test_config_file_errors_are_clear(tmp_path: Path) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text("[server]\nprot = 1\n")
@@ -51,6 +59,9 @@ def test_config_file_errors_are_clear(tmp_path: Path) -> None:
         load_settings(cli={"config": bad}, environ={})
     with pytest.raises(SettingsError, match="not found"):
         load_settings(cli={"config": tmp_path / "missing.toml"}, environ={})
+    bad.write_text("config = 'other.toml'\n")
+    with pytest.raises(SettingsError, match="unknown setting 'config'"):  # a config file cannot name another
+        load_settings(cli={"config": bad}, environ={})
 
 
 def test_the_homes_config_toml_is_read_by_default(tmp_path: Path) -> None:
@@ -105,6 +116,36 @@ def test_resolve_settings_names_each_source(tmp_path: Path) -> None:
     assert sources["max_steps"] == "env GHOST_MAX_STEPS"
     assert sources["log_level"] == "flag --log-level" and sources["home"] == "flag --home"
     assert sources["n_ctx"] == "default"
+    assert sources["config"] == "found in the home"
+
+
+def test_each_value_keeps_its_source_through_conversion(tmp_path: Path) -> None:
+    """A value converted on the way in (a TOML string to an int, an env word to a bool, a path expanded) is
+    still reported as coming from where it was written, by its config key, whatever its section attribute."""
+    config = tmp_path / "c.toml"
+    config.write_text('[server]\nport = "9100"\n[sandbox]\nsandbox = "subprocess"\nsandbox_timeout_s = 5\n')
+    env = {"GHOST_WATCHDOG": " Off ", "GHOST_PRM_MODEL": "~/prm.json", "GHOST_LOG_BACKUPS": "3"}
+    s, sources = resolve_settings(cli={"config": config, "agent_strategy": "action-loop"}, environ=env)
+    assert (s.server.port, s.sandbox.mode, s.sandbox.timeout_s) == (9100, "subprocess", 5.0)
+    assert (s.watchdog.enabled, s.learning.prm_model, s.logging.backups) == (False, Path("~/prm.json").expanduser(), 3)
+    assert s.agent.strategy == "action-loop"
+    where = f"config {config}"
+    assert (sources["port"], sources["sandbox"], sources["sandbox_timeout_s"]) == (where, where, where)
+    assert (sources["watchdog"], sources["prm_model"]) == ("env GHOST_WATCHDOG", "env GHOST_PRM_MODEL")
+    assert (sources["log_backups"], sources["agent_strategy"]) == ("env GHOST_LOG_BACKUPS", "flag --agent-strategy")
+    assert sources["config"] == "flag --config"
+    given = {"port", "sandbox", "sandbox_timeout_s", "watchdog", "prm_model", "log_backups", "agent_strategy", "config"}
+    assert {name for name, source in sources.items() if source != "default"} == given
+
+
+def test_empty_env_values_are_ignored_and_an_empty_optional_is_unset(tmp_path: Path) -> None:
+    s, sources = resolve_settings(environ={"GHOST_PORT": "", "GHOST_HOME": str(tmp_path)})
+    assert s.server.port == 8000 and sources["port"] == "default"
+    config = tmp_path / "c.toml"
+    config.write_text('upstream_url = ""\nprm_model = ""\n')
+    s, sources = resolve_settings(cli={"config": config, "api_key": ""}, environ={})
+    assert (s.backend.upstream_url, s.learning.prm_model, s.server.api_key) == (None, None, None)
+    assert sources["api_key"] == "flag --api-key" and sources["upstream_url"] == f"config {config}"
 
 
 def test_log_rotation_defaults_and_env() -> None:

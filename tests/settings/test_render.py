@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ghost_agent.settings import FIELDS, Settings, load_settings, render_config_toml
+from ghost_agent.settings import FIELDS, Settings, load_settings, render_config_toml, resolve_settings
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -47,3 +47,20 @@ def test_repo_config_file_is_current() -> None:
 def test_the_tables_are_the_sections_in_order() -> None:
     tables = re.findall(r"^\[(\w+)\]$", render_config_toml(), re.MULTILINE)
     assert tables == ["server", "backend", "storage", "logging", "agent", "sandbox", "learning", "watchdog"]
+
+
+def test_settings_in_force_name_their_source_and_read_back(tmp_path: Path) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text('[sandbox]\nsandbox = "subprocess"\n')
+    env = {"GHOST_WATCHDOG": "no", "GHOST_UPSTREAM_URL": "http://u:pw@h/v1", "GHOST_API_KEY": "sk-secret"}
+    settings, sources = resolve_settings(cli={"config": config, "agent_max_tokens": 64}, environ=env)
+    text = render_config_toml(settings, sources)
+    assert f'sandbox = "subprocess"  # from config {config}' in text
+    assert "watchdog = false  # from env GHOST_WATCHDOG" in text
+    assert "agent_max_tokens = 64  # from flag --agent-max-tokens" in text
+    assert '# api_key = "***"  # set by env GHOST_API_KEY; the value is not shown' in text
+    assert "pw" not in text and "sk-secret" not in text
+    again = tmp_path / "again.toml"
+    again.write_text(text)
+    back = load_settings(cli={"config": again}, environ={})
+    assert (back.sandbox.mode, back.watchdog.enabled, back.agent.max_tokens) == ("subprocess", False, 64)
