@@ -10,6 +10,12 @@ storage, logging, agent, sandbox, learning, watchdog); a component takes its own
     model.py     `Settings`: the sections together, the cross-field rules (`validate`), `public_dict`
     load.py      `resolve_settings`/`load_settings`: the layers merged, each value's source remembered
     render.py    `render_config_toml`: config/ghost.toml, or the settings in force with their sources
+
+Values are converted and checked by pydantic (a `TypeAdapter` per declared type, `Literal` choices,
+`Field(ge=, le=)` ranges) instead of a home-made converter. Not pydantic-settings: its sources merge into one
+model and forget which layer set a value, and `ghost-agent config` prints exactly that; the four layers stay
+plain dicts merged here, so provenance is a by-product. The error messages and the inputs accepted are kept as
+they were (values.py pins pydantic's few extra leniencies).
 """
 
 from __future__ import annotations

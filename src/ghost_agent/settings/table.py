@@ -9,6 +9,7 @@ missing from another; building it fails at import when a key and the section fie
 from __future__ import annotations
 
 import dataclasses
+import functools
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -334,8 +335,13 @@ def _spec(key: Key) -> Spec:
     fields = {f.name: f for f in dataclasses.fields(cls)}
     f = fields[attr]
     default = f.default_factory if f.default_factory is not dataclasses.MISSING else _constant(f.default)
-    annotation = typing.get_type_hints(cls)[attr]
+    annotation = _hints(cls)[attr]
     return Spec(key.name, key.table, key.table, attr, annotation, key.help, key.lo, key.hi, default)
+
+
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
 
 
 def _constant(value: Any) -> Callable[[], Any]:
