@@ -50,7 +50,7 @@ PROMPTS = (
 def settings_for(home: Path, **overrides: Any) -> Settings:
     values: dict[str, Any] = {"home": home, "log_level": "warning", "trajectory_durability": "none"}
     values.update(overrides)
-    return Settings(**values).validate()
+    return Settings.from_keys(**values).validate()
 
 
 async def timed_turns(settings: Settings, backend: LLMBackend, script: Any, turns: int, content: str) -> list[float]:

@@ -210,9 +210,12 @@ def main() -> None:
         common: dict[str, Any] = {"n_ctx": 8192, "log_level": "warning", "trajectory_durability": "none"}
         sides = []
         if args.only in (None, "direct"):
-            sides.append(Side("direct", Settings(home=Path(tmp) / "direct", router="always-fast", **common).validate()))
+            direct = Settings.from_keys(home=Path(tmp) / "direct", router="always-fast", **common).validate()
+            sides.append(Side("direct", direct))
         if args.only in (None, "agent"):
-            agent = Settings(home=Path(tmp) / "agent", router="always-agent", **{**common, **overrides}).validate()
+            agent = Settings.from_keys(
+                home=Path(tmp) / "agent", router="always-agent", **{**common, **overrides}
+            ).validate()
             sides.append(Side("agent", agent))
         if args.interleave and len(sides) == 2:
             asyncio.run(run_interleaved(sides, suites, args.timeout))

@@ -102,8 +102,10 @@ def main() -> None:
     rng = random.Random(args.seed)
     llm = ScriptedBackend(model="upstream-model", default="error")
     with tempfile.TemporaryDirectory() as tmp, serve_in_thread(FakeOpenAIServer(llm)) as upstream:
-        settings = Settings(home=Path(tmp) / "home", upstream_url=upstream, router="always-fast", watchdog=False,
-                            log_level="warning", model_cache_dir=Path(tmp) / "models").validate()
+        settings = Settings.from_keys(
+            home=Path(tmp) / "home", upstream_url=upstream, router="always-fast", watchdog=False,
+            log_level="warning", model_cache_dir=Path(tmp) / "models",
+        ).validate()
         app = build_app(settings)
         try:
             with serve_in_thread(app) as url, httpx.Client(base_url=url, timeout=30, trust_env=False) as client:

@@ -207,8 +207,8 @@ async def bench(args: argparse.Namespace) -> None:
 
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
-        settings = Settings(home=tmp / "home", router="always-fast", watchdog_tick_s=1e6, log_level="warning",
-                            reflection=False, model_cache_dir=tmp / "models").validate()
+        settings = Settings.from_keys(home=tmp / "home", router="always-fast", watchdog_tick_s=1e6, log_level="warning",
+                                      reflection=False, model_cache_dir=tmp / "models").validate()
         home = GhostHome(settings.home).ensure()
         t0 = time.perf_counter()
         with TrajectoryCollector(home.trajectories) as collector:

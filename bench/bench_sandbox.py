@@ -59,7 +59,7 @@ def main() -> None:
     args = parser.parse_args()
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))  # figures only
 
-    backend = get_sandbox(Settings(sandbox=args.sandbox))
+    backend = get_sandbox(Settings.from_keys(sandbox=args.sandbox))
     limits = ExecLimits(timeout_s=20)
     backends: list[tuple[str, SandboxBackend]] = [(backend.name, backend)]
     if backend.name != "subprocess":

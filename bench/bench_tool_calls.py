@@ -77,9 +77,9 @@ def extraction(task: CallTask) -> tuple[JSON, JSON]:
 async def run(args: argparse.Namespace) -> None:
     tasks = TASKS[: args.limit] if args.limit else TASKS
     with tempfile.TemporaryDirectory() as tmp:
-        settings = Settings(home=Path(tmp), n_ctx=8192, log_level="warning", trajectory_durability="none",
-                            router="always-fast").validate()
-        backend: LLMBackend = make_backend(settings)
+        settings = Settings.from_keys(home=Path(tmp), n_ctx=8192, log_level="warning", trajectory_durability="none",
+                                      router="always-fast").validate()
+        backend: LLMBackend = make_backend(settings.backend)
         app = build_app(settings, backend, configure_logs=False)
         async with app.router.lifespan_context(app):
             client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://ghost.test",

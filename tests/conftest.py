@@ -32,7 +32,7 @@ def make_settings(tmp_path: Path, **overrides: Any) -> Settings:
         "router": "always-fast",
     }
     values.update(overrides)
-    return Settings(**values).validate()
+    return Settings.from_keys(**values).validate()
 
 
 @pytest.fixture(scope="module")

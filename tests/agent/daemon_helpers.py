@@ -37,7 +37,7 @@ def agent_settings(tmp_path: Path, url: str, **overrides: Any) -> Settings:
 
 @contextlib.asynccontextmanager
 async def daemon(settings: Settings) -> AsyncIterator[httpx.AsyncClient]:
-    async with app_client(settings, make_backend(settings)) as client:
+    async with app_client(settings, make_backend(settings.backend)) as client:
         yield client
 
 

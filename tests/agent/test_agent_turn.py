@@ -238,7 +238,7 @@ def test_streaming_agent_turn_through_the_openai_sdk(tmp_path: Path, upstream: t
     url, llm = upstream
     llm.enqueue(act("python", code=SQUARES), say("The answer is 338350."), verdict("CONFIRMED", 0.9))
     settings = agent_settings(tmp_path, url, stream_tool_progress=True)
-    with daemon_on_port(settings, make_backend(settings)) as base, OpenAI(
+    with daemon_on_port(settings, make_backend(settings.backend)) as base, OpenAI(
         base_url=f"{base}/v1", api_key="unused", max_retries=0, timeout=30
     ) as sdk:
         stream = sdk.chat.completions.create(

@@ -13,7 +13,7 @@ from ghost_agent import __version__
 from ghost_agent.cli.doctor import run_doctor
 from ghost_agent.cli.main import build_parser, main
 from ghost_agent.llm.fake_server import free_port
-from ghost_agent.settings import Settings, load_settings
+from ghost_agent.settings import FIELDS, load_settings
 from tests.conftest import make_settings
 
 
@@ -53,7 +53,7 @@ def test_every_setting_has_a_serve_flag() -> None:
     parser = build_parser()
     serve = parser._subparsers._group_actions[0].choices["serve"]  # type: ignore[union-attr,index]
     dests = {a.dest for a in serve._actions}
-    assert set(Settings.__dataclass_fields__) <= dests
+    assert set(FIELDS) <= dests
     help_text = serve.format_help()
     for flag in ("--frontier-selfplay", "--no-frontier-selfplay", "--prm-model", "--prm-train-cooldown",
                  "--upstream-url", "--api-key", "--home", "--local-model", "--log-level", "--log-format",
@@ -94,7 +94,7 @@ def test_config_prints_the_settings_in_force_in_the_defaults_format(
     monkeypatch.delenv("GHOST_MAX_STEPS")
     monkeypatch.delenv("GHOST_API_KEY")
     again = load_settings(cli={"config": saved}, environ={})
-    assert (again.port, again.max_steps, again.log_level, again.home) == (9100, 9, "debug", home)
+    assert (again.server.port, again.agent.max_steps, again.logging.level, again.home) == (9100, 9, "debug", home)
 
 
 def test_config_with_a_bad_value_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -170,5 +170,5 @@ def test_the_factory_passes_the_settings(tmp_path: Path) -> None:
     from tests.conftest import make_settings
 
     settings = make_settings(tmp_path, embeddings="off", served_model_name="ghost", model="ignored-locally")
-    backend = make_backend(settings)  # constructing loads nothing
+    backend = make_backend(settings.backend)  # constructing loads nothing
     assert backend.embeddings_mode == "off" and backend.served_name == "ghost"  # type: ignore[attr-defined]

@@ -102,23 +102,23 @@ async def test_auth_on_a_real_port(tmp_path: Path, scripted: ScriptedBackend) ->
 @pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.168.1.10", "example.com"])
 def test_non_loopback_bind_without_key_is_refused(tmp_path: Path, host: str) -> None:
     with pytest.raises(SettingsError, match="api key"):
-        Settings(host=host, home=tmp_path).validate()
+        Settings.from_keys(host=host, home=tmp_path).validate()
 
 
 @pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.168.1.10"])
 def test_non_loopback_bind_is_allowed_with_a_key_or_explicit_opt_out(tmp_path: Path, host: str) -> None:
-    assert Settings(host=host, home=tmp_path, api_key=KEY).validate().api_key == KEY
-    assert Settings(host=host, home=tmp_path, insecure_no_auth=True).validate().insecure_no_auth
+    assert Settings.from_keys(host=host, home=tmp_path, api_key=KEY).validate().server.api_key == KEY
+    assert Settings.from_keys(host=host, home=tmp_path, insecure_no_auth=True).validate().server.insecure_no_auth
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "127.0.0.2", "localhost", "::1"])
 def test_loopback_bind_needs_no_key(tmp_path: Path, host: str) -> None:
-    assert Settings(host=host, home=tmp_path).validate().host == host
+    assert Settings.from_keys(host=host, home=tmp_path).validate().server.host == host
 
 
 def test_empty_key_is_no_key(tmp_path: Path) -> None:
     with pytest.raises(SettingsError):
-        Settings(host="0.0.0.0", home=tmp_path, api_key="").validate()
+        Settings.from_keys(host="0.0.0.0", home=tmp_path, api_key="").validate()
 
 
 @pytest.mark.parametrize("key", [" ", "\t \n", " s3cret", "s3cret\n"], ids=["space", "blank", "leading", "trailing"])
@@ -126,7 +126,7 @@ def test_a_blank_or_padded_key_is_refused(tmp_path: Path, key: str) -> None:
     """Clients' tokens are compared stripped, so such a key could never be sent: it would lock everyone out
     (and, being truthy, unlock a non-loopback bind nobody can use)."""
     with pytest.raises(SettingsError, match="whitespace"):
-        Settings(host="0.0.0.0", home=tmp_path, api_key=key).validate()
+        Settings.from_keys(host="0.0.0.0", home=tmp_path, api_key=key).validate()
 
 
 def test_serve_with_a_blank_key_exits_before_starting(

@@ -61,7 +61,7 @@ BAD = [
 @pytest.fixture
 async def client(tmp_path: Path, fake_upstream: Upstream) -> AsyncIterator[httpx.AsyncClient]:
     settings = make_settings(tmp_path, upstream_url=fake_upstream[0], upstream_retries=0)
-    async with app_client(settings, make_backend(settings)) as c:
+    async with app_client(settings, make_backend(settings.backend)) as c:
         yield c
 
 

@@ -62,7 +62,7 @@ async def test_an_upstream_receives_the_parts_unchanged_on_the_fast_path(
     upstream.enqueue(ScriptedReply(content="A cat."))
     settings = make_settings(tmp_path, upstream_url=url, router=router, upstream_retries=0)
     body = asking(IMAGE, AUDIO)
-    async with app_client(settings, make_backend(settings)) as c:
+    async with app_client(settings, make_backend(settings.backend)) as c:
         response = await c.post("/v1/chat/completions", json=body)
     assert response.status_code == 200
     assert response.json()["choices"][0]["message"]["content"] == "A cat."
@@ -75,7 +75,7 @@ async def test_an_upstreams_refusal_is_relayed(tmp_path: Path, fake_upstream: tu
     url, upstream = fake_upstream
     upstream.enqueue(ScriptedReply(error=(400, "image input is not supported by this model")))
     settings = make_settings(tmp_path, upstream_url=url, upstream_retries=0)
-    async with app_client(settings, make_backend(settings)) as c:
+    async with app_client(settings, make_backend(settings.backend)) as c:
         response = await c.post("/v1/chat/completions", json=asking(IMAGE))
     assert response.status_code == 400
     assert "image input is not supported" in response.json()["error"]["message"]

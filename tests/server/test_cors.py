@@ -62,11 +62,11 @@ def test_the_setting_comes_from_flag_env_and_config(tmp_path: Path) -> None:
     config = tmp_path / "ghost.toml"
     config.write_text('[server]\ncors_allow_origins = "http://a.test"\n')
     home = str(tmp_path / "home")
-    assert load_settings(environ={"GHOST_HOME": home}).cors_origins == []
-    assert load_settings(environ={"GHOST_HOME": home}, config_path=config).cors_origins == ["http://a.test"]
+    assert load_settings(environ={"GHOST_HOME": home}).server.cors_origins == []
+    assert load_settings(environ={"GHOST_HOME": home}, config_path=config).server.cors_origins == ["http://a.test"]
     env = {"GHOST_HOME": home, "GHOST_CORS_ALLOW_ORIGINS": "http://b.test/, http://[::1]:8080"}
-    assert load_settings(environ=env).cors_origins == ["http://b.test", "http://[::1]:8080"]
-    assert load_settings(cli={"cors_allow_origins": "*"}, environ=env).cors_origins == ["*"]
+    assert load_settings(environ=env).server.cors_origins == ["http://b.test", "http://[::1]:8080"]
+    assert load_settings(cli={"cors_allow_origins": "*"}, environ=env).server.cors_origins == ["*"]
 
 
 @pytest.mark.parametrize("bad", ["localhost:3000", "http://a.test/path", "http://a.test:port", "a.test"])

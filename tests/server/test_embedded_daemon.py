@@ -30,7 +30,7 @@ def wait_ready(url: str, timeout: float = 300.0) -> dict[str, object]:
 
 def test_default_embedded_model_chats_plain_and_streamed(tmp_path: Path) -> None:
     settings = make_settings(tmp_path, model_cache_dir=MODEL_CACHE, n_ctx=2048)
-    assert settings.upstream_url is None and settings.local_model == "qwen2.5-coder-1.5b"
+    assert settings.backend.upstream_url is None and settings.backend.local_model == "qwen2.5-coder-1.5b"
     with daemon_on_port(settings) as url:
         # While the model loads (seconds), /health answers at once and chat requests get 503 + Retry-After.
         if httpx.get(f"{url}/health", timeout=5).json()["status"] == "starting":

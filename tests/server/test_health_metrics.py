@@ -72,7 +72,7 @@ async def test_health_with_scripted_backend(client: httpx.AsyncClient) -> None:
 async def test_health_degraded_when_http_upstream_is_down(tmp_path: Path) -> None:
     # A port nobody listens on: the upstream is down, but the daemon itself is alive and says so.
     settings = make_settings(tmp_path, upstream_url=f"http://127.0.0.1:{free_port()}", model="remote-model")
-    async with app_client(settings, make_backend(settings)) as c:
+    async with app_client(settings, make_backend(settings.backend)) as c:
         response = await c.get("/health")
         detail = (await c.get(DETAIL)).json()
         chat = await c.post(CHAT, json={"messages": MESSAGES})
@@ -94,7 +94,7 @@ async def test_health_ok_with_live_http_upstream(
     tmp_path: Path, fake_upstream: tuple[str, ScriptedBackend]
 ) -> None:
     settings = make_settings(tmp_path, upstream_url=fake_upstream[0])
-    async with app_client(settings, make_backend(settings)) as c:
+    async with app_client(settings, make_backend(settings.backend)) as c:
         body = await settled_detail(c)
     assert body["status"] == ("degraded" if body["sandbox"]["degraded"] else "ok")
     assert body["backend"] == {
@@ -126,7 +126,7 @@ async def test_unauthenticated_health_leaks_no_credentials_urls_or_paths(
     host_port = fake_upstream[0].split("://", 1)[1]
     settings = make_settings(tmp_path, api_key="the-key", upstream_url=f"http://ghost:{password}@{host_port}",
                              model_cache_dir=tmp_path / "models", sandbox="subprocess")
-    async with app_client(settings, make_backend(settings)) as c:
+    async with app_client(settings, make_backend(settings.backend)) as c:
         detail_response = await settled_detail(c, headers={"authorization": "Bearer the-key"})
         public = await c.get("/health")
         wrong_key = await c.get("/health", headers={"authorization": "Bearer nope"})

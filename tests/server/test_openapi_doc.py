@@ -24,7 +24,7 @@ async def client(tmp_path: Path, fake_upstream: tuple[str, ScriptedBackend]) -> 
     settings = make_settings(
         tmp_path, upstream_url=fake_upstream[0], upstream_retries=0, api_key=KEY, max_request_bytes=LIMIT
     )
-    async with app_client(settings, make_backend(settings)) as c:
+    async with app_client(settings, make_backend(settings.backend)) as c:
         yield c
 
 

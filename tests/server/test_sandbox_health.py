@@ -102,7 +102,7 @@ async def test_without_bubblewrap_code_tools_refuse_and_the_daemon_still_chats(
     hide_bwrap(monkeypatch, tmp_path)
     url, llm = upstream
     settings = make_settings(tmp_path, upstream_url=url, router="always-agent", agent_strategy="auto")
-    async with app_client(settings, make_backend(settings)) as client:
+    async with app_client(settings, make_backend(settings.backend)) as client:
         sandbox = await sandbox_status(client)
         public = (await client.get("/health")).json()
         # the answer-first turn: the draft is the reply, its checks skipped (they would run code)
@@ -139,7 +139,7 @@ async def test_without_bubblewrap_the_python_tool_says_why_and_how_to_fix_it(
     )
     settings = make_settings(tmp_path, upstream_url=url, router="always-agent", agent_strategy="action-loop",
                              mcts=False)
-    async with app_client(settings, make_backend(settings)) as client:
+    async with app_client(settings, make_backend(settings.backend)) as client:
         await sandbox_status(client)
         response = await chat(client, "use python to compute 2 + 2")
     assert response.status_code == 200, response.text

@@ -28,7 +28,7 @@ Upstream = tuple[str, ScriptedBackend]
 async def daemon(tmp_path: Path, upstream_url: str, **overrides: Any) -> AsyncIterator[httpx.AsyncClient]:
     """The daemon in-process with the http upstream backend its settings select."""
     settings = make_settings(tmp_path, upstream_url=upstream_url, **overrides)
-    async with app_client(settings, make_backend(settings)) as client:
+    async with app_client(settings, make_backend(settings.backend)) as client:
         yield client
 
 

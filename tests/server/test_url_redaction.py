@@ -39,7 +39,7 @@ def _everything_on_disk(home: Path) -> str:
 
 async def test_health_and_startup_log_never_show_the_upstream_password(tmp_path: Path, upstream_url: str) -> None:
     settings = make_settings(tmp_path, upstream_url=upstream_url, api_key=KEY)
-    async with app_client(settings, HttpUpstreamBackend(settings.upstream_url or "")) as client:
+    async with app_client(settings, HttpUpstreamBackend(settings.backend.upstream_url or "")) as client:
         shown = []
         for path in ("/health", "/v1/ghost/health"):
             for headers in ({}, AUTH):

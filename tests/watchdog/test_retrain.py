@@ -50,7 +50,7 @@ async def test_retrain_hot_swaps_and_the_next_score_uses_the_new_weights(tmp_pat
         scorer, router = daemon.ctx.prm_scorer, daemon.ctx.router
         turn = Turn(body={})
         services = daemon.ctx.agent_services
-        agent = AgentTurn(services, turn, AgentConfig.from_settings(services.settings))
+        agent = AgentTurn(services, turn, AgentConfig.from_settings(services.settings.agent, services.settings.sandbox))
         assert scorer.score(PROBE_STATE, PROBE_ACTION) == 0.5 and agent._mcts(turn) is None
 
         result = await retrain(daemon)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from ghost_agent.cli.main import build_parser
-from ghost_agent.settings import Settings, SettingsError, load_settings
+from ghost_agent.settings import FIELDS, Settings, SettingsError, load_settings
 from ghost_agent.watchdog.base import NotBuiltPhase
 from ghost_agent.watchdog.table import ROWS, build_phases, tick_seconds
 
@@ -30,14 +30,14 @@ def test_default_table_is_design_section_5() -> None:
 
 def test_every_window_and_cooldown_is_a_setting_from_flag_env_or_config(tmp_path: Path) -> None:
     names = {n for row in ROWS for n in (row.min_idle, row.max_idle, row.cooldown) if n}
-    assert names <= set(Settings.__dataclass_fields__)
+    assert names <= set(FIELDS)
     config = tmp_path / "ghost.toml"
     config.write_text("[watchdog]\nrem_dream_cooldown_s = 60\n")
     flags = ["serve", "--idle-time-scale", "0.5", "--no-watchdog", "--reflection-idle-s", "100"]
     args = build_parser().parse_args(flags)
-    cli = {k: v for k, v in vars(args).items() if k in Settings.__dataclass_fields__ and v is not None}
+    cli = {k: v for k, v in vars(args).items() if k in FIELDS and v is not None}
     settings = load_settings(cli=cli, environ={"GHOST_SELF_PLAY_IDLE_S": "7200"}, config_path=config)
-    assert settings.watchdog is False and settings.idle_time_scale == 0.5
+    assert settings.watchdog.enabled is False and settings.watchdog.idle_time_scale == 0.5
     phases = {p.name: p for p in build_phases(settings)}
     assert phases["rem_dream"].cooldown_s == 30.0
     assert phases["reflection"].window == (50.0, 1800.0)
@@ -47,6 +47,6 @@ def test_every_window_and_cooldown_is_a_setting_from_flag_env_or_config(tmp_path
 
 def test_an_empty_window_is_a_settings_error() -> None:
     with pytest.raises(SettingsError, match="rem_dream_idle_max_s"):
-        Settings(rem_dream_idle_s=4000).validate()
+        Settings.from_keys(rem_dream_idle_s=4000).validate()
     with pytest.raises(SettingsError, match="idle_time_scale"):
-        Settings(idle_time_scale=0).validate()
+        Settings.from_keys(idle_time_scale=0).validate()

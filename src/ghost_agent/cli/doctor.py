@@ -71,12 +71,13 @@ def check_upstream(settings: Settings) -> Check:
     from ghost_agent.llm.http_upstream import normalize_base_url
     from ghost_agent.privacy.redact import redact_text, redact_url
 
-    assert settings.upstream_url is not None
-    base = normalize_base_url(settings.upstream_url)
+    assert settings.backend.upstream_url is not None
+    base = normalize_base_url(settings.backend.upstream_url)
     shown = redact_url(base)  # the report is pasted into issues: never the url's user:password
-    headers = {"authorization": f"Bearer {settings.upstream_api_key}"} if settings.upstream_api_key else {}
+    key = settings.backend.upstream_api_key
+    headers = {"authorization": f"Bearer {key}"} if key else {}
     try:
-        response = httpx.get(f"{base}/models", timeout=settings.upstream_connect_timeout, headers=headers,
+        response = httpx.get(f"{base}/models", timeout=settings.backend.upstream_connect_timeout, headers=headers,
                              trust_env=False)
     except httpx.HTTPError as exc:
         return Check("upstream", "FAIL", f"{shown} unreachable: {redact_text(repr(exc))}",
@@ -97,13 +98,13 @@ def check_local_model(settings: Settings, full_hash: bool) -> list[Check]:
         checks.append(Check("runtime", "FAIL", "xllamacpp not installed", "pip install 'ghost-agent[local]'"))
     from ghost_agent.llm.model_files import ModelFileError, cached_path, find_chunks, get_spec, verify_model_file
 
-    spec = get_spec(settings.local_model)
+    spec = get_spec(settings.backend.local_model)
     try:
         find_chunks(spec)
         checks.append(Check("model packages", "OK", f"{spec.parts} chunk packages of {spec.key} installed"))
     except ModelFileError as exc:
         checks.append(Check("model packages", "FAIL", str(exc), spec.install_hint))
-    result = verify_model_file(cached_path(spec, settings.model_cache_dir), spec.key, full=full_hash)
+    result = verify_model_file(cached_path(spec, settings.backend.model_cache_dir), spec.key, full=full_hash)
     if result.ok:
         checks.append(Check("model file", "OK", f"{result.path}: {result.detail}"))
     else:
@@ -117,13 +118,13 @@ def check_local_model(settings: Settings, full_hash: bool) -> list[Check]:
 def gather_checks(settings: Settings, *, full_hash: bool = False) -> list[Check]:
     """All checks relevant to these settings."""
     checks = [check_python(), check_packages(), check_home(settings), check_telemetry()]
-    if settings.upstream_url:
+    if settings.backend.upstream_url:
         checks.append(check_upstream(settings))
     else:
         checks.extend(check_local_model(settings, full_hash))
     checks.append(check_sandbox(settings))
-    if not settings.is_loopback and not settings.api_key:
-        checks.append(Check("auth", "WARN", f"binding {settings.host} without an api key", "set --api-key"))
+    if not settings.server.is_loopback and not settings.server.api_key:
+        checks.append(Check("auth", "WARN", f"binding {settings.server.host} without an api key", "set --api-key"))
     return checks
 
 

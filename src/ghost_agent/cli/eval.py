@@ -194,7 +194,7 @@ def _run(args: argparse.Namespace, settings: Settings, tasks: list[EvalTask], er
     from ghost_agent.eval.runners import RunnerError, make_runner
     from ghost_agent.home import GhostHome
 
-    api_key = args.api_key if args.api_key is not None else settings.api_key
+    api_key = args.api_key if args.api_key is not None else settings.server.api_key
     workspace_root = args.workspace_root or GhostHome(settings.home).workspace
     try:
         runner = make_runner(args.runner, base_url=args.base_url, api_key=api_key, model=args.model,

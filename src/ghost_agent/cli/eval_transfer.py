@@ -98,7 +98,7 @@ def _run(args: argparse.Namespace, err: IO[str]) -> tuple[Any, Path]:
     if args.controls < 0:
         raise TransferUsageError(f"--controls must be 0 or more, got {args.controls}")
     output = args.output or GhostHome(settings.home).eval / "transfer.json"
-    api_key = args.api_key if args.api_key is not None else settings.api_key
+    api_key = args.api_key if args.api_key is not None else settings.server.api_key
     try:
         client = TransferClient(args.base_url, api_key=api_key, model=args.model, timeout_s=args.timeout)
     except ValueError as exc:

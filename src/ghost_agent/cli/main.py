@@ -7,7 +7,6 @@ key by construction. Invalid values are usage errors (exit 2) that name the vali
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -23,12 +22,9 @@ _FLAG_NAMES = {"home": "--home", "config": "--config"}
 
 def add_settings_flags(parser: argparse.ArgumentParser) -> None:
     """One flag per Settings field (booleans get --x/--no-x); all default to None = 'not given'."""
-    for f in dataclasses.fields(Settings):
-        meta = f.metadata
-        if not meta["cli"]:
-            continue
+    for f in FIELDS.values():
         flag = _FLAG_NAMES.get(f.name, "--" + f.name.replace("_", "-"))
-        help_text = f"{meta['help']} [env {env_name(f.name)}]"
+        help_text = f"{f.help} [env {env_name(f.name)}]"
         if field_type(f.name) is bool:
             # On-by-default switches get --x/--no-x; off-by-default ones are a plain --x.
             action: Any = argparse.BooleanOptionalAction if f.default else "store_true"
@@ -39,7 +35,7 @@ def add_settings_flags(parser: argparse.ArgumentParser) -> None:
             dest=f.name,
             type=arg_type(f.name),
             default=None,
-            metavar=f.name.upper() if not meta["choices"] else "{" + ",".join(meta["choices"]) + "}",
+            metavar=f.name.upper() if not f.choices else "{" + ",".join(f.choices) + "}",
             help=help_text,
         )
 

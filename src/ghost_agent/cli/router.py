@@ -111,7 +111,7 @@ def format_description(figures: dict[str, Any], path: Path) -> str:
 
 def _decide(args: argparse.Namespace, parser: argparse.ArgumentParser, out: IO[str]) -> int:
     settings = cli_settings(args, parser)
-    path: Path | None = args.model if args.model is not None else settings.router_model
+    path: Path | None = args.model if args.model is not None else settings.learning.router_model
     if path is None:
         default = GhostHome(settings.home).router_checkpoint
         path = default if default.exists() else None

@@ -106,12 +106,7 @@ def _run(args: argparse.Namespace, settings: Settings, out: IO[str], err: IO[str
     if args.workspace is not None and not args.workspace.is_dir():
         err.write(f"sandbox run: --workspace {args.workspace} is not an existing directory\n")
         return EXIT_USAGE
-    limits = ExecLimits(
-        timeout_s=args.timeout or settings.sandbox_timeout_s,
-        memory_mb=args.memory_mb or settings.sandbox_memory_mb,
-        max_procs=settings.sandbox_max_procs,
-        max_output_bytes=settings.sandbox_max_output_kb * 1024,
-    )
+    limits = ExecLimits.from_settings(settings.sandbox, timeout_s=args.timeout, memory_mb=args.memory_mb)
     try:
         backend = get_detection(settings).backend
         result = backend.run_sync(args.language, source, limits=limits, workspace=args.workspace, stdin=args.stdin)

@@ -38,12 +38,12 @@ def add_subparser(sub: Any) -> None:
 
 def daemon_url(settings: Settings) -> str:
     """Where the daemon configured by `settings` listens (a wildcard bind is reached over loopback)."""
-    host = settings.host
+    host = settings.server.host
     if host in ("0.0.0.0", "", "::", "[::]"):
         host = "127.0.0.1"
     if ":" in host and not host.startswith("["):
         host = f"[{host}]"
-    return f"http://{host}:{settings.port}"
+    return f"http://{host}:{settings.server.port}"
 
 
 def fetch_status(url: str, api_key: str | None, *, refresh: bool = False, timeout: float = 10.0) -> JSON:
@@ -67,7 +67,7 @@ def cmd_status(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
         parser.error(str(exc))
     url = args.url or daemon_url(settings)
     try:
-        doc = fetch_status(url, settings.api_key, refresh=args.refresh, timeout=args.timeout)
+        doc = fetch_status(url, settings.server.api_key, refresh=args.refresh, timeout=args.timeout)
     except httpx.HTTPStatusError as exc:
         status = exc.response.status_code
         hint = " (send the daemon's key: --api-key or GHOST_API_KEY)" if status == 401 else ""

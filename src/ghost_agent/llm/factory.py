@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from ghost_agent.llm.base import LLMBackend
-from ghost_agent.settings import Settings
+from ghost_agent.settings import BackendSettings
 
 
-def make_backend(settings: Settings) -> LLMBackend:
+def make_backend(settings: BackendSettings) -> LLMBackend:
     """An http upstream when `upstream_url` is set, else the embedded local model."""
     if settings.upstream_url:
         from ghost_agent.llm.http_upstream import HttpUpstreamBackend

@@ -13,7 +13,10 @@ import os
 import weakref
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from ghost_agent.settings import SandboxSettings
 
 Language = Literal["python", "bash"]
 LANGUAGES: tuple[str, ...] = ("python", "bash")
@@ -53,6 +56,18 @@ class ExecLimits:
         for name in ("memory_mb", "max_procs", "max_output_bytes", "max_file_mb", "max_open_files"):
             if int(getattr(self, name)) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+
+    @classmethod
+    def from_settings(cls, sandbox: SandboxSettings, **overrides: Any) -> ExecLimits:
+        """The limits the operator configured (`[sandbox]`), with `overrides` (a command's own flags) on top."""
+        values: dict[str, Any] = {
+            "timeout_s": sandbox.timeout_s,
+            "memory_mb": sandbox.memory_mb,
+            "max_procs": sandbox.max_procs,
+            "max_output_bytes": sandbox.max_output_kb * 1024,
+        }
+        values.update({k: v for k, v in overrides.items() if v})
+        return cls(**values)
 
 
 @dataclass

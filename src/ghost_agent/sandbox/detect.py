@@ -304,13 +304,15 @@ def get_detection(settings: Settings | None = None, *, bwrap_path: str = "bwrap"
         from ghost_agent.settings import load_settings
 
         settings = load_settings()
-    concurrency = settings.sandbox_concurrency or None
+    concurrency = settings.sandbox.concurrency or None
     home = settings.home.resolve()
-    key = (settings.sandbox, home, concurrency, bwrap_path)
+    key = (settings.sandbox.mode, home, concurrency, bwrap_path)
     with _cache_lock:  # held while probing so concurrent first callers probe once
         found = _cache.get(key)
         if found is None:
-            found = _cache[key] = detect(settings.sandbox, home=home, concurrency=concurrency, bwrap_path=bwrap_path)
+            found = _cache[key] = detect(
+                settings.sandbox.mode, home=home, concurrency=concurrency, bwrap_path=bwrap_path
+            )
         return found
 
 

@@ -61,11 +61,11 @@ def model_names(settings: Settings, backend: LLMBackend) -> ModelNames:
     """The model names (docs/openai-api.md, "Model names"): advertised = the alias, else `--model`, else the
     local model (embedded) or the backend's own name (an upstream's is learned at startup)."""
     if backend.kind == "embedded":
-        own = str(getattr(backend, "served_name", None) or settings.local_model)
+        own = str(getattr(backend, "served_name", None) or settings.backend.local_model)
     else:
         own = str(getattr(backend, "model", None) or "ghost-agent")
     return ModelNames.configure(
-        served_model_name=settings.served_model_name, model=settings.model, backend_kind=backend.kind,
+        served_model_name=settings.backend.served_model_name, model=settings.backend.model, backend_kind=backend.kind,
         backend_name=own,
     )
 
@@ -91,13 +91,13 @@ def build_pipeline(
             CorrectionStage(services, hooks=[reflection.on_correction] if reflection is not None else None),
             MemoryStage(services),
             RouterStage(services),
-            PrepareStage(names if names is not None else settings.model),
+            PrepareStage(names if names is not None else settings.backend.model),
             RespondStage(services),
             ReplyModelStage(),  # last: every reply names the same model, whichever path produced it
         ],
         finishers=[
             RecordTrajectory(
-                services.collector, services.recent, refute_confidence=settings.verifier_refute_confidence
+                services.collector, services.recent, refute_confidence=settings.agent.verifier_refute_confidence
             ),
             LearnOnRecovery(services),
             *([reflection] if reflection is not None else []),  # schedules a correction's reflection, if pending
@@ -126,12 +126,12 @@ def load_learned_models(ctx: AppContext) -> None:
     A missing or unusable checkpoint is a logged warning and a neutral model (PRM 0.5 for everything, router
     always `agent`), never a startup failure.
     """
-    settings, home = ctx.settings, ctx.home
-    prm_path = settings.prm_model or (home.prm_checkpoint if home.prm_checkpoint.exists() else None)
-    router_path = settings.router_model or (home.router_checkpoint if home.router_checkpoint.exists() else None)
+    learning, home = ctx.settings.learning, ctx.home
+    prm_path = learning.prm_model or (home.prm_checkpoint if home.prm_checkpoint.exists() else None)
+    router_path = learning.router_model or (home.router_checkpoint if home.router_checkpoint.exists() else None)
     services = ctx.agent_services
     services.prm_scorer = PRMScorer.from_setting(prm_path)
-    services.router = Router.from_setting(router_path, mode=settings.router)
+    services.router = Router.from_setting(router_path, mode=ctx.settings.agent.router)
     log.info(
         "learned_models",
         prm=ctx.prm_scorer.model_id,
@@ -165,7 +165,7 @@ async def detect_sandbox(ctx: AppContext) -> None:
     except SandboxError as exc:
         ctx.sandbox_refused = isinstance(exc, SandboxRefused)
         ctx.sandbox_error = ctx.agent_services.sandbox_error = str(exc)
-        log.error("sandbox_unavailable", mode=ctx.settings.sandbox, error=ctx.sandbox_error, code_tools="disabled")
+        log.error("sandbox_unavailable", mode=ctx.settings.sandbox.mode, error=ctx.sandbox_error, code_tools="disabled")
 
 
 async def clean_workspaces(ctx: AppContext) -> None:
@@ -206,14 +206,15 @@ def build_app(
     if backend is None:
         from ghost_agent.llm.factory import make_backend
 
-        backend = make_backend(settings)
+        backend = make_backend(settings.backend)
     home = GhostHome(settings.home)
+    storage = settings.storage
     collector = TrajectoryCollector(
-        home.trajectories, enabled=settings.record_trajectories, durability=settings.trajectory_durability,
-        max_session_files=settings.trajectory_max_session_files,
+        home.trajectories, enabled=storage.record_trajectories, durability=storage.trajectory_durability,
+        max_session_files=storage.trajectory_max_session_files,
     )
     services = AgentServices(settings=settings, backend=backend, collector=collector, registry=default_registry())
-    services.selfhood = Selfhood(home.selfhood, enabled=settings.selfhood)  # its narrative loads at startup
+    services.selfhood = Selfhood(home.selfhood, enabled=settings.learning.selfhood)  # its narrative loads at startup
     metrics = Metrics()
     model_gate = ModelGate()
     # A user correction schedules a reflection on the corrected turn; its critique waits on the gate (chat first).
@@ -243,10 +244,10 @@ def build_app(
         if configure_logs:
             sink = configure_logging(
                 home.log_file,
-                level=settings.log_level,
-                console_format=settings.log_format,
-                max_bytes=settings.log_max_bytes,
-                backups=settings.log_backups,
+                level=settings.logging.level,
+                console_format=settings.logging.format,
+                max_bytes=settings.logging.max_bytes,
+                backups=settings.logging.backups,
             )
         log.info("startup", version=__version__, backend=backend.kind, settings=settings.public_dict())
         load_learned_models(ctx)
@@ -254,17 +255,17 @@ def build_app(
         if services.selfhood is not None:
             await asyncio.to_thread(services.selfhood.load)  # the wake-up prefix of the first turn
         ctx.agent_services.workspaces = Workspaces(
-            home.workspace, quota_mb=settings.workspace_quota_mb, max_age_days=settings.workspace_max_age_days,
-            max_count=settings.workspace_max_count,
+            home.workspace, quota_mb=settings.sandbox.workspace_quota_mb,
+            max_age_days=settings.sandbox.workspace_max_age_days, max_count=settings.sandbox.workspace_max_count,
         )
         ctx.spawn(detect_sandbox(ctx), "sandbox-detect")
         ctx.spawn(clean_workspaces(ctx), "workspace-cleanup")
         # The asyncio.Event must belong to the serving loop, not the one (if any) that built the app.
         ctx.backend_ready = asyncio.Event()
         start = ctx.spawn(_start_backend(ctx), "backend-start")
-        if collector.enabled and settings.trajectory_durability == "batch" and settings.trajectory_flush_s > 0:
+        if collector.enabled and storage.trajectory_durability == "batch" and storage.trajectory_flush_s > 0:
             ctx.spawn(
-                _flush_trajectories_periodically(ctx, settings.trajectory_flush_s), "trajectory-flush", service=True
+                _flush_trajectories_periodically(ctx, storage.trajectory_flush_s), "trajectory-flush", service=True
             )
         start_watchdog(ctx)  # a held service: cancelled (mid-phase too) and awaited by stop_tasks
         if not getattr(backend, "slow_start", False):
@@ -275,7 +276,7 @@ def build_app(
             log.info("shutdown_begin", background_tasks=len(ctx.tasks))
             # In-flight requests already had the grace period (uvicorn drains them before the lifespan
             # ends); background work is only given a moment to reach a checkpoint, then cancelled.
-            await ctx.stop_tasks(min(BACKGROUND_GRACE_S, settings.shutdown_grace_s))
+            await ctx.stop_tasks(min(BACKGROUND_GRACE_S, settings.server.shutdown_grace_s))
             await backend.aclose()
             if services.memory is not None:
                 services.memory.close()
@@ -306,6 +307,6 @@ def build_app(
     # Inside GhostMiddleware (added after it = outer): only authenticated chat requests are user activity.
     app.add_middleware(UserActivityMiddleware, activity=ctx.activity, gate=ctx.model_gate)
     app.add_middleware(GhostMiddleware, ctx=ctx)
-    install_cors(app, settings)  # outermost: a preflight carries no api key and must not meet the auth check
-    install_openapi(app, auth=bool(settings.api_key), max_n=settings.max_n)
+    install_cors(app, settings.server)  # outermost: a preflight carries no api key and must not meet the auth check
+    install_openapi(app, auth=bool(settings.server.api_key), max_n=settings.server.max_n)
     return app

@@ -11,14 +11,14 @@ from __future__ import annotations
 from fastapi import FastAPI
 from starlette.middleware.cors import CORSMiddleware
 
-from ghost_agent.settings import Settings
+from ghost_agent.settings import ServerSettings
 
 # What a browser client sends besides the CORS-safelisted headers, and what it may read back.
 ALLOW_HEADERS = ["authorization", "content-type", "x-request-id", "x-ghost-session-id"]
 EXPOSE_HEADERS = ["x-request-id", "x-ghost-trajectory-id", "x-ghost-trajectory-ids", "retry-after"]
 
 
-def install_cors(app: FastAPI, settings: Settings) -> bool:
+def install_cors(app: FastAPI, settings: ServerSettings) -> bool:
     """Add CORSMiddleware when the allow-list is non-empty; returns whether it was added. Call it last, so it is
     the outermost middleware."""
     origins = settings.cors_origins

@@ -59,7 +59,7 @@ class GhostMiddleware:
     def __init__(self, app: ASGIApp, ctx: AppContext) -> None:
         self.app = app
         self.ctx = ctx
-        key = ctx.settings.api_key
+        key = ctx.settings.server.api_key
         self._expected = key.encode() if key else None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -135,7 +135,7 @@ class GhostMiddleware:
                     headers={"www-authenticate": "Bearer"},
                 )
         length = headers.get(b"content-length")
-        limit = self.ctx.settings.max_request_bytes
+        limit = self.ctx.settings.server.max_request_bytes
         if length is not None:
             try:
                 if int(length) > limit:
@@ -145,7 +145,7 @@ class GhostMiddleware:
         return None
 
     def _capped(self, receive: Receive) -> Receive:
-        limit = self.ctx.settings.max_request_bytes
+        limit = self.ctx.settings.server.max_request_bytes
         seen = 0
 
         async def capped_receive() -> Message:

@@ -58,13 +58,13 @@ def uvicorn_config(settings: Settings, app: Any) -> uvicorn.Config:
     """uvicorn settings for the daemon: our log replaces the access log; uvloop/httptools when present."""
     return uvicorn.Config(
         app,
-        host=settings.host,
-        port=settings.port,
+        host=settings.server.host,
+        port=settings.server.port,
         lifespan="on",
         access_log=False,
         log_level="warning",
         # uvicorn annotates an int but awaits with asyncio.wait_for: a fractional grace is honoured as given.
-        timeout_graceful_shutdown=settings.shutdown_grace_s,  # type: ignore[arg-type]
+        timeout_graceful_shutdown=settings.server.shutdown_grace_s,  # type: ignore[arg-type]
         timeout_keep_alive=30,
         server_header=False,
     )
@@ -137,15 +137,18 @@ def serve(settings: Settings) -> int:
     complete: the lifespan ran and the sockets accept connections.
     """
     try:
-        sockets = bind_sockets(settings.host, settings.port)
+        sockets = bind_sockets(settings.server.host, settings.server.port)
     except OSError as exc:
-        print(bind_error_message(settings.host, settings.port, exc), file=sys.stderr, flush=True)
+        print(bind_error_message(settings.server.host, settings.server.port, exc), file=sys.stderr, flush=True)
         return EXIT_BIND
     try:
         app = build_app(settings)
         backend = app.state.ctx.backend.kind
         # The banner is read over shoulders and lands in journals: never the url's user:password.
-        where = redact_url(settings.upstream_url or "") if backend == "http" else f"embedded {settings.local_model}"
+        where = (
+            redact_url(settings.backend.upstream_url or "") if backend == "http"
+            else f"embedded {settings.backend.local_model}"
+        )
         log_file = GhostHome(settings.home).log_file
 
         def banner() -> None:

@@ -38,7 +38,7 @@ async def ghost_status(ctx: AppContext, *, refresh: bool = False) -> dict[str, A
     watchdog = ctx.watchdog
     assert watchdog is not None, "build_app always creates the watchdog"
     doc = watchdog.status()
-    doc["watchdog"]["idle_time_scale"] = ctx.settings.idle_time_scale
+    doc["watchdog"]["idle_time_scale"] = ctx.settings.watchdog.idle_time_scale
     doc["models"] = {"prm": live_model_status(ctx.prm_scorer), "router": live_model_status(ctx.router)}
     doc["counts"] = await watchdog.counts.get(refresh=refresh)
     return doc

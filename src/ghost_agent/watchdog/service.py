@@ -57,7 +57,7 @@ def build_watchdog(ctx: WatchdogHost) -> Watchdog:
         activity=ctx.activity,
         counts=counts,
         metrics=ctx.metrics,
-        enabled=settings.watchdog,
+        enabled=settings.watchdog.enabled,
     )
 
 

@@ -34,12 +34,12 @@ class Row:
 
     def timing(self, settings: Settings) -> Timing:
         """This row's timing from `settings`, scaled by `idle_time_scale`."""
-        scale = settings.idle_time_scale
-        hi = None if self.max_idle is None else float(getattr(settings, self.max_idle)) * scale
+        scale = settings.watchdog.idle_time_scale
+        hi = None if self.max_idle is None else float(settings.get(self.max_idle)) * scale
         return Timing(
-            min_idle_s=float(getattr(settings, self.min_idle)) * scale,
+            min_idle_s=float(settings.get(self.min_idle)) * scale,
             max_idle_s=hi,
-            cooldown_s=float(getattr(settings, self.cooldown)) * scale,
+            cooldown_s=float(settings.get(self.cooldown)) * scale,
         )
 
 
@@ -62,20 +62,24 @@ MIN_TICK_S = 0.001  # however compressed, the loop sleeps between ticks
 PHASES: dict[str, PhaseFactory] = {
     "journal_drain": lambda timing, settings: JournalDrainPhase(timing),
     "rem_dream": lambda timing, settings: RemDreamPhase(
-        timing, archive_after_days=settings.dream_archive_days, merge_jaccard=settings.dream_merge_jaccard
+        timing,
+        archive_after_days=settings.watchdog.dream_archive_days,
+        merge_jaccard=settings.watchdog.dream_merge_jaccard,
     ),
-    "reflection": lambda timing, settings: ReflectionPhase(timing, batch=settings.reflection_batch),
-    "retrain": lambda timing, settings: RetrainPhase(timing, holdout_fraction=settings.retrain_holdout_fraction),
+    "reflection": lambda timing, settings: ReflectionPhase(timing, batch=settings.learning.reflection_batch),
+    "retrain": lambda timing, settings: RetrainPhase(
+        timing, holdout_fraction=settings.learning.retrain_holdout_fraction
+    ),
     "skills_auto": lambda timing, settings: SkillsAutoPhase(
-        timing, min_support=settings.skills_min_support, batch=settings.skills_scan_batch
+        timing, min_support=settings.learning.skills_min_support, batch=settings.learning.skills_scan_batch
     ),
-    "selfhood": lambda timing, settings: SelfhoodPhase(timing, narrative=settings.selfhood_narrative),
+    "selfhood": lambda timing, settings: SelfhoodPhase(timing, narrative=settings.learning.selfhood_narrative),
 }
 
 
 def tick_seconds(settings: Settings) -> float:
     """Seconds between watchdog ticks (scaled like the windows)."""
-    return max(MIN_TICK_S, settings.watchdog_tick_s * settings.idle_time_scale)
+    return max(MIN_TICK_S, settings.watchdog.tick_s * settings.watchdog.idle_time_scale)
 
 
 def build_phases(settings: Settings, factories: dict[str, PhaseFactory] | None = None) -> list[Phase]:

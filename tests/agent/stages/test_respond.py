@@ -128,7 +128,7 @@ def test_the_agent_config_is_built_once_with_the_stage_from_the_settings(tmp_pat
                                        collector=TrajectoryCollector(tmp_path / "trajectories"),
                                        registry=default_registry()))
     config = stage.config
-    assert config == AgentConfig.from_settings(settings)
+    assert config == AgentConfig.from_settings(settings.agent, settings.sandbox)
     assert config.loop == LoopConfig(max_steps=3, native_tools="off", max_tokens=512)  # the turn names its model
     assert (config.check.samples, config.check.max_tokens, config.check.model) == (0, 512, None)
     assert (config.limits.timeout_s, config.limits.max_output_bytes) == (12.0, 8 * 1024)

@@ -41,7 +41,7 @@ class MemoryStage:
     async def run(self, turn: Turn) -> None:
         turn.state.selfhood_prefix = wake_up_prefix(self.services)
         turn.state.memory_block = ""
-        memory, k = self.services.memory, self.services.settings.memory_top_k
+        memory, k = self.services.memory, self.services.settings.agent.memory_top_k
         query = wire.last_user_text(turn.body)
         if memory is None or k <= 0 or not query.strip():
             return
@@ -70,6 +70,6 @@ class MemoryStage:
 def wake_up_prefix(services: AgentServices) -> str:
     """The selfhood narrative as the turn's system text ("" when switched off or not written yet). No I/O."""
     selfhood, settings = services.selfhood, services.settings
-    if selfhood is None or not settings.selfhood or not settings.selfhood_narrative:
+    if selfhood is None or not settings.learning.selfhood or not settings.learning.selfhood_narrative:
         return ""
     return selfhood.wake_up_prefix()

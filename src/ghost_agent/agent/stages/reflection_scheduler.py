@@ -140,18 +140,18 @@ def build_reflection(services: AgentServices, gate: ModelGate | None = None) -> 
     """The daemon's reflection from its settings (None with `--no-reflection`): a Reflector on the turn's
     backend with the composite sink (the lesson store is read when a lesson is stored: it opens later)."""
     settings = services.settings
-    if not settings.reflection:
+    if not settings.learning.reflection:
         return None
     collector = services.collector
     reflector = Reflector(
         services.backend,
         sink=CompositeSink(collector if collector.enabled else None, lambda: services.memory),
         collector=collector,
-        model=settings.model,
-        per_call_timeout_s=settings.reflection_timeout_s,
-        max_tokens=settings.reflection_max_tokens,
-        batch=settings.reflection_batch,
-        lookback_h=settings.reflection_lookback_h,
+        model=settings.backend.model,
+        per_call_timeout_s=settings.learning.reflection_timeout_s,
+        max_tokens=settings.learning.reflection_max_tokens,
+        batch=settings.learning.reflection_batch,
+        lookback_h=settings.learning.reflection_lookback_h,
         gate=gate,
     )
     return ReflectionScheduler(reflector, collector)

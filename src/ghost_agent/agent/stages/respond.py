@@ -46,7 +46,7 @@ from ghost_agent.text.request_kind import RequestKind, classify
 from ghost_agent.tools.base import ToolContext
 
 if TYPE_CHECKING:
-    from ghost_agent.settings import Settings
+    from ghost_agent.settings import AgentSettings, SandboxSettings
 
 log = get_logger("agent")
 
@@ -64,25 +64,16 @@ class AgentConfig:
     check: CheckConfig
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> AgentConfig:
+    def from_settings(cls, agent: AgentSettings, sandbox: SandboxSettings) -> AgentConfig:
         return cls(
-            limits=ExecLimits(
-                timeout_s=settings.sandbox_timeout_s,
-                memory_mb=settings.sandbox_memory_mb,
-                max_procs=settings.sandbox_max_procs,
-                max_output_bytes=settings.sandbox_max_output_kb * 1024,
-            ),
-            loop=LoopConfig(
-                max_steps=settings.max_steps,
-                native_tools=settings.native_tools,
-                max_tokens=settings.agent_max_tokens,
-            ),
+            limits=ExecLimits.from_settings(sandbox),
+            loop=LoopConfig(max_steps=agent.max_steps, native_tools=agent.native_tools, max_tokens=agent.max_tokens),
             check=CheckConfig(
-                max_tokens=settings.agent_max_tokens,
-                model_tests=settings.check_model_tests,
-                revisions=settings.check_revisions,
-                samples=settings.check_samples,
-                compute=settings.check_compute,
+                max_tokens=agent.max_tokens,
+                model_tests=agent.check_model_tests,
+                revisions=agent.check_revisions,
+                samples=agent.check_samples,
+                compute=agent.check_compute,
             ),
         )
 
@@ -94,7 +85,7 @@ class RespondStage:
 
     def __init__(self, services: AgentServices) -> None:
         self.services = services
-        self.config = AgentConfig.from_settings(services.settings)
+        self.config = AgentConfig.from_settings(services.settings.agent, services.settings.sandbox)
         self.fast = BackendCallStage(services.backend)
         self.client_tools = ClientToolCalls(services.backend)
 
@@ -123,7 +114,7 @@ class RespondStage:
             return
         agent = AgentTurn(self.services, turn, self.config)
         if turn.stream:
-            turn.chunks = agent_chunks(turn, agent.run, progress=self.services.settings.stream_tool_progress)
+            turn.chunks = agent_chunks(turn, agent.run, progress=self.services.settings.agent.stream_tool_progress)
         else:
             text = await agent.run(None)
             turn.response = wire.completion(
@@ -213,7 +204,7 @@ class AgentTurn:
                 limits=self.config.limits, memory_searcher=self._searcher(),
             )
             kind = classify(user_request, ctx.workspace)
-            strategy = choose_strategy(settings.agent_strategy, kind)
+            strategy = choose_strategy(settings.agent.strategy, kind)
             if structured.kind(turn.body.get("response_format")):
                 strategy = "answer-first"  # the reply must be the client's JSON, generated under its constraint
             turn.state.request_kind = kind
@@ -320,17 +311,17 @@ class AgentTurn:
 
     def _mcts(self, turn: Turn) -> MCTSReasoner | None:
         settings = self.services.settings
-        if not settings.mcts:
+        if not settings.agent.mcts:
             return None
-        if not settings.mcts_simulate and not self.services.prm_scorer.has_model:
+        if not settings.agent.mcts_simulate and not self.services.prm_scorer.has_model:
             return None  # no learned value yet and simulation is off: single-shot until the PRM is trained
         return MCTSReasoner(
             self.services.backend,
-            max_candidates=settings.mcts_candidates,
+            max_candidates=settings.agent.mcts_candidates,
             prm_scorer=self.services.prm_scorer,
-            expand_top=settings.mcts_expand,
+            expand_top=settings.agent.mcts_expand,
             model=turn.body.get("model") or None,
-            max_tokens=min(settings.agent_max_tokens, 512),
+            max_tokens=min(settings.agent.max_tokens, 512),
         )
 
     def _searcher(self) -> Any:
@@ -356,12 +347,12 @@ class AgentTurn:
         """Run the verifier on tool-using turns; returns the reply text, with a note when confidently refuted."""
         turn, services = self.turn, self.services
         text = result.final_text
-        if not result.steps or not services.settings.verifier:
+        if not result.steps or not services.settings.agent.verifier:
             return text
         verifier = Verifier(
             services.backend,
             model=turn.body.get("model") or None,
-            refute_confidence=services.settings.verifier_refute_confidence,
+            refute_confidence=services.settings.agent.verifier_refute_confidence,
         )
         evidence = [Evidence(tool=t, code=c, output=o, ok=ok) for t, c, o, ok in result.evidence]
         turn.state.verifier_called = True

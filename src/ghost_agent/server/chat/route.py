@@ -79,9 +79,9 @@ async def create_chat_completion(body: ChatCompletionRequest, request: Request) 
     ctx = _context(request)
     raw = body.model_dump(exclude_unset=True)
     n = raw.pop("n", None) or 1  # served as n choices here, never forwarded (see agent/stages/choices.py)
-    if n > ctx.settings.max_n:
+    if n > ctx.settings.server.max_n:
         raise ApiError(
-            400, f"n={n} is above this daemon's limit of {ctx.settings.max_n} choices per request (max_n): each "
+            400, f"n={n} is above this daemon's limit of {ctx.settings.server.max_n} choices per request (max_n): each "
             "choice is a full completion; ask for fewer or raise --max-n", param="n", code="n_too_large",
         )
     ensure_backend_ready(ctx)
@@ -156,5 +156,5 @@ async def create_chat_completion(body: ChatCompletionRequest, request: Request) 
         include_usage=turn.include_usage,
         extra_headers=[(k.encode(), v.encode()) for k, v in headers.items()],
         on_close=on_close,
-        keepalive_s=ctx.settings.sse_keepalive_s,
+        keepalive_s=ctx.settings.server.sse_keepalive_s,
     )

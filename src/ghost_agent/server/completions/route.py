@@ -54,10 +54,10 @@ async def create_completion(body: CompletionRequest, request: Request) -> Any:
     ctx: AppContext = request.app.state.ctx
     raw = body.model_dump(exclude_unset=True)
     n = raw.get("n") or 1
-    if n > ctx.settings.max_n:
+    if n > ctx.settings.server.max_n:
         raise ApiError(
-            400, f"n={n} is above this daemon's limit of {ctx.settings.max_n} choices per request (max_n); ask for "
-            "fewer or raise --max-n", param="n", code="n_too_large",
+            400, f"n={n} is above this daemon's limit of {ctx.settings.server.max_n} choices per request (max_n); "
+            "ask for fewer or raise --max-n", param="n", code="n_too_large",
         )
     ensure_backend_ready(ctx)
     model = ctx.models.apply(raw)
@@ -87,7 +87,7 @@ async def create_completion(body: CompletionRequest, request: Request) -> Any:
 
     return SSEResponse(
         first, chunks, include_usage=wire.wants_usage(raw), extra_headers=[], on_close=on_close,
-        keepalive_s=ctx.settings.sse_keepalive_s,
+        keepalive_s=ctx.settings.server.sse_keepalive_s,
     )
 
 

@@ -30,7 +30,7 @@ async def create_embeddings(body: EmbeddingRequest, request: Request) -> Any:
     """Embed the inputs: forwarded to an upstream, or computed by the embedded model's embeddings engine (loaded
     on the first request; `--embeddings off` answers 501)."""
     ctx: AppContext = request.app.state.ctx
-    if ctx.settings.embeddings == "off":
+    if ctx.settings.backend.embeddings == "off":
         raise ApiError(
             501, "embeddings are turned off on this daemon; start it with --embeddings lazy (GHOST_EMBEDDINGS=lazy, "
             "or `embeddings = \"lazy\"` in the config file) to serve them", type="not_supported_error",

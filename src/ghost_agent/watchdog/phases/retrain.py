@@ -131,8 +131,8 @@ class RetrainPhase(Phase):
         target = None
         if self.isolation == "process":
             logging_on = home.log_file.exists()  # the daemon configured file logging (tests may not)
-            target = LogTarget(str(home.log_file) if logging_on else None, level=settings.log_level,
-                               max_bytes=settings.log_max_bytes, backups=settings.log_backups)
+            target = LogTarget(str(home.log_file) if logging_on else None, level=settings.logging.level,
+                               max_bytes=settings.logging.max_bytes, backups=settings.logging.backups)
         return RetrainJob(
             trajectories=str(ctx.app.collector.root),
             kinds=self.kinds,
@@ -147,8 +147,8 @@ class RetrainPhase(Phase):
         """(the home's default checkpoint of `kind`, whether a retrained model may be saved there)."""
         settings, home = ctx.app.settings, ctx.app.home
         if kind == "prm":
-            return home.prm_checkpoint, settings.prm_model is None
-        return home.router_checkpoint, settings.router_model is None
+            return home.prm_checkpoint, settings.learning.prm_model is None
+        return home.router_checkpoint, settings.learning.router_model is None
 
     async def _apply(self, ctx: PhaseContext, kind: str, result: KindResult, baseline: JSON | None) -> str:
         """Swap, set aside or keep; log `retrain` (and `hot_swap`). Returns the result word for the status."""
@@ -197,7 +197,7 @@ class RetrainPhase(Phase):
                     gate: JSON) -> str:
         previous, had_model = slot.model_id, slot.has_model
         slot.set_model(model, source=SOURCE)  # one assignment: the very next score / dispatch uses it
-        bridged = kind == "prm" and not had_model and ctx.app.settings.mcts
+        bridged = kind == "prm" and not had_model and ctx.app.settings.agent.mcts
         default, may_save = self._checkpoint_path(ctx, kind)
         checkpoint: str | None = None
         save_error: str | None = None
