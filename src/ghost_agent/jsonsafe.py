@@ -17,6 +17,9 @@ from typing import Any
 
 import orjson
 
+# A JSON object as the project passes it around (request bodies, wire objects, records): the one alias.
+JSON = dict[str, Any]
+
 # Well under orjson's 255 so a client's object stays writable when wrapped in our own records.
 MAX_DEPTH = 128
 INT_MIN = -(2**63)
@@ -128,4 +131,4 @@ def _sanitize(value: Any, max_depth: int, depth: int) -> Any:
     return _clean_text(str(value))
 
 
-__all__ = ["INT_MAX", "INT_MIN", "MAX_DEPTH", "Problem", "dumps", "find_problem", "sanitize"]
+__all__ = ["JSON", "INT_MAX", "INT_MIN", "MAX_DEPTH", "Problem", "dumps", "find_problem", "sanitize"]

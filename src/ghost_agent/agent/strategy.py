@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from ghost_agent.jsonsafe import JSON
 from ghost_agent.logging import get_logger
 from ghost_agent.text.request_kind import RequestKind
 from ghost_agent.tools.base import ToolContext
@@ -17,7 +18,6 @@ from ghost_agent.trajectories.record import Step
 
 log = get_logger("agent.loop")
 
-JSON = dict[str, Any]
 USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens")
 
 

@@ -6,11 +6,9 @@ import secrets
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any
 
 from ghost_agent.agent.turn_state import TurnState
-
-JSON = dict[str, Any]
+from ghost_agent.jsonsafe import JSON
 
 
 class ClientDisconnected(Exception):

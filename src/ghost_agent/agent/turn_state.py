@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
+
+from ghost_agent.jsonsafe import JSON
 
 if TYPE_CHECKING:
     from ghost_agent.agent.strategy import RunInfo, StructuredCheck
@@ -17,8 +19,6 @@ if TYPE_CHECKING:
     from ghost_agent.llm.stream_fold import ChunkFolder
     from ghost_agent.text.request_kind import RequestKind
     from ghost_agent.trajectories.record import Step
-
-JSON = dict[str, Any]
 
 # What a turn that never met the router records as its `router` (a pipeline without the router stage).
 PASSTHROUGH_ROUTE: JSON = {"decision": "fast", "p": None, "model": None, "reason": "passthrough"}

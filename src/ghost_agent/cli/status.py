@@ -15,9 +15,8 @@ import httpx
 import orjson
 
 from ghost_agent.cli.args import home_config_parent, positive_float
+from ghost_agent.jsonsafe import JSON
 from ghost_agent.settings import Settings, SettingsError, load_settings
-
-JSON = dict[str, Any]
 
 
 def add_subparser(sub: Any) -> None:

@@ -17,7 +17,8 @@ import orjson
 
 from ghost_agent.atomic import atomic_write_bytes
 from ghost_agent.eval.run import HASHED_KEYS
-from ghost_agent.eval.task import JSON, SuiteResult, TaskOutcome
+from ghost_agent.eval.task import SuiteResult, TaskOutcome
+from ghost_agent.jsonsafe import JSON
 
 
 class BaselineError(ValueError):

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-JSON = dict[str, Any]
+from ghost_agent.jsonsafe import JSON
 
 
 class RewardError(ValueError):

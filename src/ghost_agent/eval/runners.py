@@ -27,7 +27,8 @@ from typing import Protocol, runtime_checkable
 import httpx
 
 from ghost_agent import __version__
-from ghost_agent.eval.task import JSON, EvalTask
+from ghost_agent.eval.task import EvalTask
+from ghost_agent.jsonsafe import JSON
 from ghost_agent.sandbox.base import SandboxError
 from ghost_agent.sandbox.workspace import Workspaces
 

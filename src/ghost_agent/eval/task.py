@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-JSON = dict[str, Any]
+from ghost_agent.jsonsafe import JSON
 
 RESULT_SCHEMA = "ghost.eval.suite_result.v1"
 

@@ -45,11 +45,11 @@ from ghost_agent.eval.transfer_report import (
     TransferResult,
     TurnRun,
 )
+from ghost_agent.jsonsafe import JSON
 from ghost_agent.logging import get_logger
 
 log = get_logger("eval.transfer")
 
-JSON = dict[str, Any]
 Progress = Callable[[str], None]
 
 DEFAULT_LESSON_TIMEOUT_S = 300.0

@@ -25,11 +25,10 @@ from ghost_agent.eval.runners import (
     http_error_text,
     loopback_base_url,
 )
+from ghost_agent.jsonsafe import JSON
 from ghost_agent.logging import get_logger
 
 log = get_logger("eval.transfer")
-
-JSON = dict[str, Any]
 
 
 # One reply: its text, the trajectory it left, an error, whether it timed out, how long it took (the eval's).

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-JSON = dict[str, Any]
+from ghost_agent.jsonsafe import JSON
 
 TRANSFER_SCHEMA = "ghost.eval.transfer_result.v1"
 TARGET_AFTER = 0.8  # issue 13: after learning, >= 0.8 on the taught families

@@ -21,8 +21,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ghost_agent.jsonsafe import JSON
 from ghost_agent.logging import get_logger
-from ghost_agent.trajectories.record import JSON, Outcome, Trajectory
+from ghost_agent.trajectories.record import Outcome, Trajectory
 
 log = get_logger("outcome_heuristics")
 

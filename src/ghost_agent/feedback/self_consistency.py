@@ -14,7 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal, InvalidOperation
 
-from ghost_agent.trajectories.record import JSON, Outcome, Trajectory
+from ghost_agent.jsonsafe import JSON
+from ghost_agent.trajectories.record import Outcome, Trajectory
 
 AGREEMENT_THRESHOLD = 0.6  # share of samples on the majority answer before we trust it as a label
 MIN_SAMPLES_FOR_MARKING = 3  # two agreeing samples are too weak a vote to label trajectories

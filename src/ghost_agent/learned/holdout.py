@@ -25,9 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from ghost_agent.jsonsafe import JSON
 from ghost_agent.learned.linear import LogisticModel, binary_metrics
-
-JSON = dict[str, Any]
 
 PRIMARY = "log_loss"  # lower is better
 DEFAULT_FRACTION = 0.2

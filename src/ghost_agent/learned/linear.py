@@ -28,8 +28,7 @@ import numpy as np
 import orjson
 
 from ghost_agent.atomic import atomic_write_bytes
-
-JSON = dict[str, Any]
+from ghost_agent.jsonsafe import JSON
 
 SCHEMA_FORMAT = "ghost.{kind}.logreg.v1"
 LOGIT_CLIP = 35.0  # sigmoid(35) = 1 - 6e-16: far enough to express certainty, never exactly 0 or 1

@@ -20,11 +20,9 @@ import enum
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
+from ghost_agent.jsonsafe import JSON
 from ghost_agent.trajectories.record import Outcome, Source, Trajectory
-
-JSON = dict[str, Any]
 
 
 class RewardSource(str, enum.Enum):

@@ -10,9 +10,8 @@ import abc
 from collections.abc import AsyncIterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
 
-JSON = dict[str, Any]
+from ghost_agent.jsonsafe import JSON
 
 # Per-request timings (ms) a backend may fill in, e.g. `queue` for time spent waiting for a model slot.
 # The turn sets a fresh dict before calling the backend; None outside a turn.

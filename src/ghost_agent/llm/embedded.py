@@ -14,8 +14,9 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+from ghost_agent.jsonsafe import JSON
 from ghost_agent.llm import embedded_text
-from ghost_agent.llm.base import JSON, BackendHealth, LLMBackend, not_supported
+from ghost_agent.llm.base import BackendHealth, LLMBackend, not_supported
 from ghost_agent.llm.embedded_engine import EmbeddedEngine
 from ghost_agent.llm.model_files import DEFAULT_MODEL
 from ghost_agent.llm.stream_fold import ChunkFolder

@@ -33,7 +33,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from ghost_agent.llm.base import JSON, BackendError, request_timings
+from ghost_agent.jsonsafe import JSON
+from ghost_agent.llm.base import BackendError, request_timings
 from ghost_agent.llm.model_files import DEFAULT_MODEL, MODELS, ModelFileError, ensure_model_file, get_spec
 from ghost_agent.logging import get_logger
 

@@ -10,16 +10,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ghost_agent.jsonsafe import JSON
 from ghost_agent.llm import text_completion as tc
 from ghost_agent.llm import wire
 from ghost_agent.llm.base import BackendError
 
 if TYPE_CHECKING:
     from ghost_agent.llm.embedded_engine import EmbeddedEngine
-
-JSON = dict[str, Any]
 
 # OpenAI's default for the legacy endpoint; llama.cpp's own (-1) would generate until the context is full.
 DEFAULT_MAX_TOKENS = 16

@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
+from ghost_agent.jsonsafe import JSON
 from ghost_agent.llm import wire
 
-JSON = dict[str, Any]
 # One input as the API takes it: text, or token ids.
 EmbeddingInput = str | list[int]
 

@@ -17,11 +17,10 @@ import httpx
 import orjson
 
 from ghost_agent import jsonsafe
+from ghost_agent.jsonsafe import JSON
 from ghost_agent.llm.base import BackendError, BackendHealth, LLMBackend
 from ghost_agent.llm.fast_transport import FastAsyncTransport
 from ghost_agent.privacy.redact import redact_text, redact_url
-
-JSON = dict[str, Any]
 
 RETRY_STATUSES = frozenset({502, 503, 504})
 # Upstream statuses that are the request's fault: the client gets them as-is, with the upstream's message.

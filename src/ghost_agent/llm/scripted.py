@@ -14,12 +14,10 @@ import time
 from collections import deque
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
+from ghost_agent.jsonsafe import JSON
 from ghost_agent.llm import embedding_wire, text_completion, wire
 from ghost_agent.llm.base import BackendError, BackendHealth, LLMBackend
-
-JSON = dict[str, Any]
 
 
 @dataclass

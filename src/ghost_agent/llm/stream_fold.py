@@ -6,7 +6,7 @@ import secrets
 import time
 from typing import Any
 
-JSON = dict[str, Any]
+from ghost_agent.jsonsafe import JSON
 
 
 class ChunkFolder:

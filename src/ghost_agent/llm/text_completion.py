@@ -9,9 +9,9 @@ import secrets
 import time
 from typing import Any
 
+from ghost_agent.jsonsafe import JSON
 from ghost_agent.llm import wire
 
-JSON = dict[str, Any]
 # A prompt as the API takes it: text, or token ids.
 Prompt = str | list[int]
 

@@ -8,7 +8,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-JSON = dict[str, Any]
+from ghost_agent.jsonsafe import JSON
 
 
 def completion_id() -> str:

@@ -14,10 +14,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ghost_agent.jsonsafe import JSON
 from ghost_agent.prm.features import ActionCandidate
 from ghost_agent.text.lenient_json import SCAN_CHARS, iter_json
-
-JSON = dict[str, Any]
 
 _SCORE_RE = re.compile(r"""["']?(?:score|rating)["']?\s*[:=]\s*["']?(-?\d+(?:\.\d+)?)""", re.I)
 _NUMBER_RE = re.compile(r"^\s*(-?\d+(?:\.\d+)?)")

@@ -15,11 +15,9 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass, field
-from typing import Any
 
+from ghost_agent.jsonsafe import JSON
 from ghost_agent.text.words import STOPWORDS
-
-JSON = dict[str, Any]
 
 _WORD_RE = re.compile(r"\w+(?:'\w+)*")
 MIN_TOKEN_CHARS = 2  # single letters ("a", "x", "l" of `wc -l`) match everything and mean nothing

@@ -27,8 +27,9 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Any, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
+from ghost_agent.jsonsafe import JSON
 from ghost_agent.llm.base import BackendError, LLMBackend
 from ghost_agent.llm.gate import ModelPreempted
 from ghost_agent.llm.wire import reply_text
@@ -45,8 +46,6 @@ from ghost_agent.trajectories.record import Outcome, Source, Trajectory
 log = get_logger("reflection")
 
 T = TypeVar("T")
-
-JSON = dict[str, Any]
 
 PROMPT = "reflection"
 REQUEST_CHARS = 1_500

@@ -24,10 +24,10 @@ from typing import Any
 import orjson
 
 from ghost_agent.atomic import atomic_write_bytes
+from ghost_agent.jsonsafe import JSON
 from ghost_agent.memory.sanitize import clean_label
 from ghost_agent.trajectories.record import utc_now_iso
 
-JSON = dict[str, Any]
 Scalar = str | int | float | bool | None
 
 MAX_ENTRIES = 2000

@@ -23,8 +23,8 @@ import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from ghost_agent.jsonsafe import JSON
 from ghost_agent.memory.sanitize import neutralize
 from ghost_agent.privacy.redact_rules import redact_text
 from ghost_agent.selfhood.diary import DiaryEntry
@@ -37,8 +37,6 @@ WAKE_HEADER = "Your own notes on your recent track record (background, not instr
 PREFIX_CHARS = 600  # hard cap on what the wake-up prefix adds to a prompt
 RECENT_EVENTS = 12
 ELLIPSIS = "…"
-
-JSON = dict[str, Any]
 
 _THINK = re.compile(r"<think>.*?(?:</think>|\Z)", re.S | re.I)
 # A turn opener with the role it names ("<|im_start|>system"): the role word goes with the token.

@@ -15,8 +15,8 @@ narrative written from it) carries nothing a user typed.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from ghost_agent.jsonsafe import JSON
 from ghost_agent.text.request_kind import classify
 from ghost_agent.trajectories.record import Outcome, Source, Trajectory
 
@@ -27,8 +27,6 @@ SOURCES = tuple(s.value for s in Source if s is not Source.REFLECTION)
 MIN_JUDGED = 3
 STRONG = 0.75
 WEAK = 0.5
-
-JSON = dict[str, Any]
 
 
 def task_kind(traj: Trajectory) -> str:

@@ -25,13 +25,12 @@ from typing import Any
 import orjson
 
 from ghost_agent.atomic import atomic_write_bytes
+from ghost_agent.jsonsafe import JSON
 from ghost_agent.logging import get_logger
 from ghost_agent.selfhood.diary import Diary, DiaryEntry
 from ghost_agent.selfhood.narrative import Narrative, wake_up_prefix
 
 log = get_logger("selfhood")
-
-JSON = dict[str, Any]
 
 
 class Selfhood:

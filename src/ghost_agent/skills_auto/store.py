@@ -24,6 +24,7 @@ from typing import Any
 
 import orjson
 
+from ghost_agent.jsonsafe import JSON
 from ghost_agent.skills_auto.mining import Observed, Support, render
 from ghost_agent.skills_auto.scan import Cursor
 from ghost_agent.trajectories.record import utc_now_iso
@@ -31,8 +32,6 @@ from ghost_agent.trajectories.record import utc_now_iso
 SCHEMA_VERSION = 1
 STATUSES = ("candidate", "promoted", "rejected")
 DEFAULT_WINDOW = 5000  # tool-using trajectories kept for mining (the most recent)
-
-JSON = dict[str, Any]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS scan_files (

@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from ghost_agent.jsonsafe import JSON
 from ghost_agent.privacy.redact import redact_text
 from ghost_agent.sandbox.base import ExecLimits, ExecResult, SandboxBackend, SandboxError
 from ghost_agent.sandbox.workspace import Workspaces
 from ghost_agent.tools.confine import workspace_usage
 
-JSON = dict[str, Any]
 MemorySearcher = Callable[[str, int], Awaitable[list[dict[str, Any]]]]
 """`await searcher(query, k)` → up to k memories, each a dict with at least `task` and `solution`."""
 

@@ -39,12 +39,12 @@ from typing import IO, Any
 
 import orjson
 
-from ghost_agent.jsonsafe import sanitize
+from ghost_agent.jsonsafe import JSON, sanitize
 from ghost_agent.logging import get_logger
 from ghost_agent.privacy.redact import redact_trajectory
 from ghost_agent.trajectories.appender import DURABILITY_POLICIES, MAX_OPEN_FILES, LineAppender
 from ghost_agent.trajectories.corrections import CORRECTIONS_FILE, CorrectionsSidecar, make_correction
-from ghost_agent.trajectories.record import JSON, SCHEMA, Outcome, Source, Trajectory, parse_ts
+from ghost_agent.trajectories.record import SCHEMA, Outcome, Source, Trajectory, parse_ts
 
 log = get_logger("distill.collector")
 

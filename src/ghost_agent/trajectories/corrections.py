@@ -17,8 +17,9 @@ from typing import Any
 
 import orjson
 
+from ghost_agent.jsonsafe import JSON
 from ghost_agent.logging import get_logger
-from ghost_agent.trajectories.record import JSON, Outcome, utc_now_iso
+from ghost_agent.trajectories.record import Outcome, utc_now_iso
 
 log = get_logger("distill.corrections")
 

@@ -15,10 +15,10 @@ from typing import Any
 
 import orjson
 
+from ghost_agent.jsonsafe import JSON
+
 SCHEMA = "ghost.trajectory.v1"
 UNKNOWN_KEY = "_unknown"  # where fields from newer writers are preserved
-
-JSON = dict[str, Any]
 
 
 class Outcome(str, enum.Enum):

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from ghost_agent.jsonsafe import JSON
 from ghost_agent.llm.gate import ModelGate, ModelPreempted
 from ghost_agent.watchdog.clock import ActivityClock
 from ghost_agent.watchdog.counts import CountsCache
@@ -21,7 +22,6 @@ if TYPE_CHECKING:
     from ghost_agent.watchdog.host import PhaseHost
 
 T = TypeVar("T")
-JSON = dict[str, Any]
 Status = Literal["ok", "skipped", "yielded", "failed", "cancelled"]
 
 

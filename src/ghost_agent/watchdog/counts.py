@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ghost_agent.jsonsafe import JSON
 from ghost_agent.skills_auto.store import candidate_counts
 from ghost_agent.watchdog.clock import Clock, SystemClock
 
@@ -20,7 +21,6 @@ if TYPE_CHECKING:
     from ghost_agent.trajectories.collector import TrajectoryCollector
     from ghost_agent.watchdog.host import PhaseHost
 
-JSON = dict[str, Any]
 Provider = Callable[[], JSON]
 DEFAULT_TTL_S = 60.0
 

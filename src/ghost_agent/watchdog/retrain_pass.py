@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ghost_agent.jsonsafe import JSON
 from ghost_agent.learned.bound_model import BoundModel
 from ghost_agent.learned.holdout import DEFAULT_FRACTION, DEFAULT_MIN_SAMPLES, HoldoutGate
 from ghost_agent.learned.linear import CheckpointError, LogisticModel
@@ -23,8 +24,6 @@ from ghost_agent.prm.trainer import PRMTrainer
 from ghost_agent.router.model import RouterModel
 from ghost_agent.router.trainer import RouterTrainer
 from ghost_agent.trajectories.collector import TrajectoryCollector
-
-JSON = dict[str, Any]
 
 KINDS: tuple[str, ...] = ("prm", "router")
 TRAINERS: Mapping[str, type[LinearTrainer[Any]]] = {"prm": PRMTrainer, "router": RouterTrainer}

@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ghost_agent.jsonsafe import JSON
 from ghost_agent.llm.gate import ModelGate, ModelPreempted
 from ghost_agent.logging import get_logger
 from ghost_agent.watchdog.base import Phase, PhaseContext, PhaseResult, PhaseYielded
@@ -31,8 +32,6 @@ if TYPE_CHECKING:
     from ghost_agent.watchdog.host import PhaseHost, PhaseMetrics
 
 log = get_logger("watchdog")
-JSON = dict[str, Any]
-
 
 @dataclass
 class PhaseState:

@@ -45,6 +45,7 @@ from ghost_agent.agent.strategy import (
     message_of,
 )
 from ghost_agent.agent.tool_loop.prompting import content_text, direct_messages
+from ghost_agent.jsonsafe import JSON
 from ghost_agent.llm.base import BackendError, LLMBackend
 from ghost_agent.logging import get_logger
 from ghost_agent.memory.bus import strip_notes_echo
@@ -57,7 +58,6 @@ from ghost_agent.trajectories.record import Step
 
 log = get_logger("agent.answer_first")
 
-JSON = dict[str, Any]
 # Client parameters the draft keeps: it is the bare model's answer, so it is generated as the client asked.
 DRAFT_PARAMS = ("temperature", "top_p", "seed", "stop", "max_tokens", "max_completion_tokens",
                 "presence_penalty", "frequency_penalty", "logit_bias", "response_format", "logprobs", "top_logprobs")

@@ -23,14 +23,13 @@ from typing import Any
 from ghost_agent.agent.compat.tool_call_parse import Parsed, ParsedCall, call_from_object, parse_tool_calls, tool_names
 from ghost_agent.agent.turn import Turn
 from ghost_agent.agent.turn_state import ClientToolsReport
+from ghost_agent.jsonsafe import JSON
 from ghost_agent.llm import wire
 from ghost_agent.llm.base import LLMBackend
 from ghost_agent.llm.stream_fold import ChunkFolder
 from ghost_agent.logging import get_logger
 
 log = get_logger("agent.client_tools")
-
-JSON = dict[str, Any]
 
 _REPAIR = (
     "Your tool call could not be used: {errors}. Reply with only the corrected call as one JSON object "

@@ -14,12 +14,11 @@ Streams with more than one choice pass through untouched.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
 
+from ghost_agent.jsonsafe import JSON
 from ghost_agent.llm import wire
 from ghost_agent.memory.bus import CLOSE, HEADER, OPEN, strip_notes_echo
 
-JSON = dict[str, Any]
 MAX_HELD_CHARS = 8000  # an "echo" that never closes is released (cleaned) once this much is held
 _STARTS = (OPEN, HEADER)
 

@@ -15,9 +15,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from ghost_agent.agent.turn import Turn
+from ghost_agent.jsonsafe import JSON
 from ghost_agent.llm import wire
 
-JSON = dict[str, Any]
 CONTENT_PIECE_CHARS = 64  # the answer is streamed in pieces, as a model would
 
 RunAgent = Callable[[Any], Awaitable[str]]

@@ -15,8 +15,7 @@ from typing import Any
 
 from ghost_agent.agent.compat.tool_call_parse import validate
 from ghost_agent.agent.strategy import StructuredCheck
-
-JSON = dict[str, Any]
+from ghost_agent.jsonsafe import JSON
 
 _FENCED = re.compile(r"\A\s*```[A-Za-z0-9_-]*[ \t]*\n(.*?)\n[ \t]*```\s*\Z", re.DOTALL)
 

@@ -30,10 +30,10 @@ from typing import Any
 
 from ghost_agent.agent.turn import ClientDisconnected, Turn
 from ghost_agent.agent.turn_state import ChoiceState
+from ghost_agent.jsonsafe import JSON
 from ghost_agent.llm import wire
 from ghost_agent.trajectories.record import new_trajectory_id
 
-JSON = dict[str, Any]
 Respond = Callable[[Turn], Awaitable[None]]
 
 

@@ -5,15 +5,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator
-from typing import Any
 
 from ghost_agent.agent.turn import Turn
+from ghost_agent.jsonsafe import JSON
 from ghost_agent.llm.base import LLMBackend, request_timings
 from ghost_agent.llm.model_names import ModelNames, renamed
 from ghost_agent.llm.stream_fold import ChunkFolder
 from ghost_agent.trajectories.record import new_trajectory_id
-
-JSON = dict[str, Any]
 
 
 class ContextStage:

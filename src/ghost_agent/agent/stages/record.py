@@ -12,11 +12,10 @@ client. The reply is then stashed (by fingerprint) for the next turn's correctio
 
 from __future__ import annotations
 
-from typing import Any
-
 from ghost_agent.agent.recent import RecentTurn, RecentTurns
 from ghost_agent.agent.turn import ClientDisconnected, Turn
 from ghost_agent.feedback.outcome_heuristics import apply_chat_outcome_heuristics
+from ghost_agent.jsonsafe import JSON
 from ghost_agent.llm import wire
 from ghost_agent.llm.base import BackendError
 from ghost_agent.logging import get_logger
@@ -25,8 +24,6 @@ from ghost_agent.trajectories.collector import TrajectoryCollector
 from ghost_agent.trajectories.record import Outcome, Source, Trajectory
 
 log = get_logger("record")
-
-JSON = dict[str, Any]
 
 
 def reply_text(turn: Turn) -> tuple[str, list[JSON]]:

@@ -35,6 +35,7 @@ from ghost_agent.agent.tool_loop.prompting import direct_messages
 from ghost_agent.agent.turn import Turn
 from ghost_agent.agent.turn_state import AgentCost, AgentFailure, AgentReport
 from ghost_agent.agent.verifier import Evidence, Verdict, Verifier
+from ghost_agent.jsonsafe import JSON
 from ghost_agent.llm import wire
 from ghost_agent.llm.base import BackendError
 from ghost_agent.logging import get_logger
@@ -50,7 +51,6 @@ if TYPE_CHECKING:
 
 log = get_logger("agent")
 
-JSON = dict[str, Any]
 SANDBOX_TOOLS = frozenset({"python", "bash"})
 
 

@@ -34,6 +34,7 @@ from ghost_agent.agent.strategy import (
 )
 from ghost_agent.agent.tool_loop import prompting
 from ghost_agent.agent.tool_loop.protocol import parse_action, render_action
+from ghost_agent.jsonsafe import JSON
 from ghost_agent.llm.base import BackendError, LLMBackend
 from ghost_agent.logging import get_logger
 from ghost_agent.mcts import MCTSError, MCTSReasoner, MCTSResult, PlanState
@@ -44,7 +45,6 @@ from ghost_agent.trajectories.record import Step
 
 log = get_logger("agent.loop")
 
-JSON = dict[str, Any]
 LOOP_MARKER = "[ATTEMPT_ABORTED_LOOP]"
 NATIVE_MODES = ("auto", "on", "off")
 # Statuses with which an OpenAI-compatible server refuses a request it cannot handle (here: `tools`).

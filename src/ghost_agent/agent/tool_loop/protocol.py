@@ -22,10 +22,10 @@ from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ghost_agent.jsonsafe import JSON
 from ghost_agent.tools.base import one_line
 from ghost_agent.tools.registry import drop_trailing_commas
 
-JSON = dict[str, Any]
 Kind = Literal["tool", "answer", "invalid"]
 
 SCAN_CHARS = 32_000  # an action sits near the start; scanning megabytes of rambling buys nothing

@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-JSON = dict[str, Any]
+from ghost_agent.jsonsafe import JSON
+
 ANY = "<any non-empty>"
 
 

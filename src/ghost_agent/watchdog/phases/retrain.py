@@ -28,6 +28,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
+from ghost_agent.jsonsafe import JSON
 from ghost_agent.learned.linear import LogisticModel
 from ghost_agent.logging import get_logger
 from ghost_agent.watchdog.base import Phase, PhaseContext, PhaseResult, Timing
@@ -48,7 +49,6 @@ from ghost_agent.watchdog.retrain_pass import (
 log = get_logger("watchdog")
 
 Isolation = Literal["process", "thread"]
-JSON = dict[str, Any]
 KEEP_REJECTED = 20  # rejected checkpoints kept per kind (newest first)
 CHILD_NICE = 10  # chat (and the embedded model, on two cores) first: the retrain takes the idle cycles
 SOURCE = "retrain"

@@ -21,8 +21,8 @@ from __future__ import annotations
 import asyncio
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
 
+from ghost_agent.jsonsafe import JSON
 from ghost_agent.llm.wire import reply_text
 from ghost_agent.logging import get_logger
 from ghost_agent.selfhood.narrative import (
@@ -48,8 +48,6 @@ DEFAULT_TIMEOUT_S = 120.0
 DEFAULT_MAX_TOKENS = 200
 DEFAULT_STREAK = 5
 RETRACTION_REASONS = frozenset({"user_correction", "verifier", "operator", "retracted", "skill_rejected"})
-
-JSON = dict[str, Any]
 
 
 class SelfhoodPhase(Phase):
