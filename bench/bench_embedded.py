@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ghost_agent.llm.embedded import EmbeddedBackend
+from ghost_agent.llm.embedded.backend import EmbeddedBackend
 
 JSON = dict[str, Any]
 PROMPT = (

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from ghost_agent.llm.embedded import EmbeddedBackend
+from ghost_agent.llm.embedded.backend import EmbeddedBackend
 from ghost_agent.llm.factory import make_backend
 from ghost_agent.llm.scripted import ScriptedBackend, ScriptedReply
 from tests.conftest import app_client, make_settings

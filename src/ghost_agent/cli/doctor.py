@@ -96,7 +96,13 @@ def check_local_model(settings: Settings, full_hash: bool) -> list[Check]:
         checks.append(Check("runtime", "OK", f"xllamacpp {importlib.metadata.version('xllamacpp')}"))
     except ImportError:
         checks.append(Check("runtime", "FAIL", "xllamacpp not installed", "pip install 'ghost-agent[local]'"))
-    from ghost_agent.llm.model_files import ModelFileError, cached_path, find_chunks, get_spec, verify_model_file
+    from ghost_agent.llm.embedded.model_files import (
+        ModelFileError,
+        cached_path,
+        find_chunks,
+        get_spec,
+        verify_model_file,
+    )
 
     spec = get_spec(settings.backend.local_model)
     try:

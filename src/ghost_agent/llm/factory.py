@@ -19,7 +19,7 @@ def make_backend(settings: BackendSettings) -> LLMBackend:
             retries=settings.upstream_retries,
             max_connections=settings.upstream_max_connections,
         )
-    from ghost_agent.llm.embedded import EmbeddedBackend
+    from ghost_agent.llm.embedded.backend import EmbeddedBackend
 
     return EmbeddedBackend(
         settings.local_model,

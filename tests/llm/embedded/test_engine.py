@@ -1,5 +1,5 @@
 """The embedded engine's pieces that need no engine: llama.cpp's error payloads read as BackendErrors (the engine
-itself runs under EmbeddedBackend in tests/llm/test_embedded.py)."""
+itself runs under EmbeddedBackend in tests/llm/embedded/test_backend.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from ghost_agent.llm.embedded_engine import error_from_payload, is_error
+from ghost_agent.llm.embedded.engine import error_from_payload, is_error
 
 JSON = dict[str, Any]
 

@@ -12,9 +12,9 @@ event loop with `call_soon_threadsafe`: `EmbeddedEngine.generate` hands out one 
 cancelling its consumer stops the generation at the next token.
 
 This is the bottom layer of the embedded backend; it imports none of the layers on it:
-- chat: `EmbeddedBackend` (llm/embedded.py), the `LLMBackend` the daemon uses, is an `EmbeddedEngine`;
-- legacy text completion (llm/embedded_text.py) generates on the same engine and queue;
-- embeddings (llm/embedded_embeddings.py) load a second engine in embedding mode from `engine_params`, and
+- chat: `EmbeddedBackend` (llm/embedded/backend.py), the `LLMBackend` the daemon uses, is an `EmbeddedEngine`;
+- legacy text completion (llm/embedded/text.py) generates on the same engine and queue;
+- embeddings (llm/embedded/embeddings.py) load a second engine in embedding mode from `engine_params`, and
   read its errors with `is_error` / `error_from_payload`.
 """
 
@@ -35,7 +35,7 @@ from typing import Any
 
 from ghost_agent.jsonsafe import JSON
 from ghost_agent.llm.base import BackendError, request_timings
-from ghost_agent.llm.model_files import DEFAULT_MODEL, MODELS, ModelFileError, ensure_model_file, get_spec
+from ghost_agent.llm.embedded.model_files import DEFAULT_MODEL, MODELS, ModelFileError, ensure_model_file, get_spec
 from ghost_agent.logging import get_logger
 
 log = get_logger("embedded")

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from ghost_agent.llm.base import BackendError
-from ghost_agent.llm.embedded import EmbeddedBackend
-from ghost_agent.llm.model_files import ModelFileError
+from ghost_agent.llm.embedded.backend import EmbeddedBackend
+from ghost_agent.llm.embedded.model_files import ModelFileError
 
 JSON = dict[str, Any]
 SMALL_MODEL = "qwen2.5-coder-0.5b"
@@ -61,7 +61,7 @@ class FakeEngineBackend(EmbeddedBackend):
     """EmbeddedBackend with the engine swapped at its one seam, `_load`.
 
     The warm-up is off unless asked for, so `engine.requests` holds only what a test sent
-    (tests/llm/test_embedded_warmup.py covers the warm-up).
+    (tests/llm/embedded/test_warmup.py covers the warm-up).
     """
 
     def __init__(self, engine: FakeEngine, *, queue_max: int = 16, warmup: bool = False) -> None:

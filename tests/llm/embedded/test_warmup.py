@@ -15,10 +15,10 @@ import pytest
 from structlog.testing import capture_logs
 
 from ghost_agent.llm.base import BackendError
-from ghost_agent.llm.embedded import WARMUP_BODY, EmbeddedBackend
+from ghost_agent.llm.embedded.backend import WARMUP_BODY, EmbeddedBackend
 from ghost_agent.server import build_app
 from tests.conftest import make_settings, wait_until
-from tests.llm.test_embedded import SMALL_MODEL, FakeEngine, FakeEngineBackend, chat
+from tests.llm.embedded.test_backend import SMALL_MODEL, FakeEngine, FakeEngineBackend, chat
 
 JSON = dict[str, Any]
 

@@ -1,5 +1,5 @@
 """`/v1/embeddings` on EmbeddedBackend: the lazily loaded embeddings engine, with fake engines at the `_load`
-seams (the real model: the slow test in tests/llm/test_embedded_surface.py)."""
+seams (the real model: the slow test in tests/llm/embedded/test_surface.py)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from ghost_agent.llm.base import BackendError
-from ghost_agent.llm.embedded_embeddings import EMBED_CTX, LazyEmbedder
-from tests.llm.test_embedded import FakeEngine, FakeEngineBackend
+from ghost_agent.llm.embedded.embeddings import EMBED_CTX, LazyEmbedder
+from tests.llm.embedded.test_backend import FakeEngine, FakeEngineBackend
 
 JSON = dict[str, Any]
 SIZE = 896  # the 0.5B's embedding size, which FakeEngineBackend serves

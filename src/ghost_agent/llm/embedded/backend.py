@@ -1,9 +1,9 @@
 """The embedded local model as the daemon's `LLMBackend`: chat on the in-process llama.cpp engine.
 
-The engine (llm/embedded_engine.py: loading, the one worker thread, the queue, generations streamed to the event
+The engine (llm/embedded/engine.py: loading, the one worker thread, the queue, generations streamed to the event
 loop) is the bottom layer; this module is chat on it: `complete` folds a generation's chunks back into a
 `chat.completion`, `stream` passes them on, and `start` warms the model up before it reports ready. Legacy text
-completion (llm/embedded_text.py) and embeddings (llm/embedded_embeddings.py) sit on the same engine and are
+completion (llm/embedded/text.py) and embeddings (llm/embedded/embeddings.py) sit on the same engine and are
 reached through `text_completion` and `embeddings`.
 """
 
@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from ghost_agent.jsonsafe import JSON
-from ghost_agent.llm import embedded_text
 from ghost_agent.llm.base import BackendHealth, LLMBackend, not_supported
-from ghost_agent.llm.embedded_engine import EmbeddedEngine
-from ghost_agent.llm.model_files import DEFAULT_MODEL
+from ghost_agent.llm.embedded import text as embedded_text
+from ghost_agent.llm.embedded.engine import EmbeddedEngine
+from ghost_agent.llm.embedded.model_files import DEFAULT_MODEL
 from ghost_agent.llm.stream_fold import ChunkFolder
 from ghost_agent.logging import get_logger
 
@@ -63,7 +63,7 @@ class EmbeddedBackend(EmbeddedEngine, LLMBackend):
         )
         self.warmup = warmup
         self.embeddings_mode = embeddings
-        self._embedder: Any = None  # the embedding-mode engine (llm/embedded_embeddings.py), made on first use
+        self._embedder: Any = None  # the embedding-mode engine (llm/embedded/embeddings.py), made on first use
 
     # -- lifecycle ---------------------------------------------------------------------------------------
 
@@ -128,15 +128,15 @@ class EmbeddedBackend(EmbeddedEngine, LLMBackend):
                 yield chunk
 
     async def text_completion(self, body: JSON) -> JSON:
-        """Legacy `/v1/completions` on the same engine and queue as chat (llm/embedded_text.py)."""
+        """Legacy `/v1/completions` on the same engine and queue as chat (llm/embedded/text.py)."""
         return await embedded_text.complete(self, body)
 
     def text_completion_stream(self, body: JSON) -> AsyncIterator[JSON]:
-        """Legacy `/v1/completions`, streamed (llm/embedded_text.py)."""
+        """Legacy `/v1/completions`, streamed (llm/embedded/text.py)."""
         return embedded_text.stream(self, body)
 
     async def embeddings(self, body: JSON) -> JSON:
-        """`/v1/embeddings` on a second, embedding-mode engine loaded on first use (llm/embedded_embeddings.py);
+        """`/v1/embeddings` on a second, embedding-mode engine loaded on first use (llm/embedded/embeddings.py);
         501 with `--embeddings off`."""
         if self.embeddings_mode == "off":
             raise not_supported(
@@ -153,7 +153,7 @@ class EmbeddedBackend(EmbeddedEngine, LLMBackend):
 
     def _make_embedder(self) -> Any:
         """The embeddings engine's wrapper (not loaded yet); the seam tests replace."""
-        from ghost_agent.llm.embedded_embeddings import LazyEmbedder
+        from ghost_agent.llm.embedded.embeddings import LazyEmbedder
 
         return LazyEmbedder(self)
 

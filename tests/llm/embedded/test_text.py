@@ -1,5 +1,5 @@
 """Legacy completions on EmbeddedBackend with a fake engine at its `_load` seam (the real model: the slow test in
-tests/llm/test_embedded_surface.py)."""
+tests/llm/embedded/test_surface.py)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from ghost_agent.llm import embedded_text
 from ghost_agent.llm.base import BackendError
-from tests.llm.test_embedded import FakeEngine, FakeEngineBackend
+from ghost_agent.llm.embedded import text as embedded_text
+from tests.llm.embedded.test_backend import FakeEngine, FakeEngineBackend
 
 JSON = dict[str, Any]
 

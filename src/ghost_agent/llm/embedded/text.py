@@ -1,4 +1,4 @@
-"""Legacy `/v1/completions` on the embedded engine (llama.cpp's `handle_completions`, llm/embedded_engine.py).
+"""Legacy `/v1/completions` on the embedded engine (llama.cpp's `handle_completions`, llm/embedded/engine.py).
 
 Each prompt × `n` is one generation through the engine's usual path (the same worker thread, queue and
 cancellation as chat), run one after the other; the replies merge into one `text_completion` with
@@ -18,7 +18,7 @@ from ghost_agent.llm import wire
 from ghost_agent.llm.base import BackendError
 
 if TYPE_CHECKING:
-    from ghost_agent.llm.embedded_engine import EmbeddedEngine
+    from ghost_agent.llm.embedded.engine import EmbeddedEngine
 
 # OpenAI's default for the legacy endpoint; llama.cpp's own (-1) would generate until the context is full.
 DEFAULT_MAX_TOKENS = 16

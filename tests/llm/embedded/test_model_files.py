@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ghost_agent.llm.model_files import (
+from ghost_agent.llm.embedded.model_files import (
     MODELS,
     NOTICE_PATH,
     ModelFileError,
@@ -268,7 +268,7 @@ def test_installed_chunk_packages_add_up(key: str) -> None:
 
 
 def test_each_model_names_its_own_extra() -> None:
-    from ghost_agent.llm.model_files import MODELS
+    from ghost_agent.llm.embedded.model_files import MODELS
 
     assert MODELS["qwen2.5-coder-1.5b"].install_hint == "pip install 'ghost-agent[local]'"
     assert MODELS["qwen2.5-coder-0.5b"].install_hint == "pip install 'ghost-agent[local-small]'"

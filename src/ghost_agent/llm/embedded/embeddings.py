@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING, Any
 from ghost_agent.jsonsafe import JSON
 from ghost_agent.llm import embedding_wire
 from ghost_agent.llm.base import BackendError
-from ghost_agent.llm.embedded_engine import engine_params, error_from_payload, is_error
+from ghost_agent.llm.embedded.engine import engine_params, error_from_payload, is_error
 from ghost_agent.logging import get_logger
 
 if TYPE_CHECKING:
-    from ghost_agent.llm.embedded_engine import EmbeddedEngine
+    from ghost_agent.llm.embedded.engine import EmbeddedEngine
 
 log = get_logger("embedded")
 

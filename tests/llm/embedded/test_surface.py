@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from ghost_agent.llm.base import BackendError
-from ghost_agent.llm.embedded import EmbeddedBackend
-from ghost_agent.llm.embedded_embeddings import DIMENSIONS
+from ghost_agent.llm.embedded.backend import EmbeddedBackend
+from ghost_agent.llm.embedded.embeddings import DIMENSIONS
 
 SMALL_MODEL = "qwen2.5-coder-0.5b"
 
