@@ -9,8 +9,8 @@ import re
 
 from hypothesis import HealthCheck, given, settings
 
-from ghost_agent.agent import claims, code_program, code_tests, form, preferences, protocol
-from ghost_agent.eval import conventions, delivery
+from ghost_agent.agent import code_tests, form, preferences, protocol
+from ghost_agent.eval import conventions
 from ghost_agent.reflection import parse as reflection_parse
 from ghost_agent.text import lenient_json
 from ghost_agent.text.fences import find_fences, is_fence_line, sole_fence, strip_fences
@@ -18,24 +18,6 @@ from tests.text.fence_shapes import reply
 
 SETTINGS = settings(max_examples=1000, deadline=None, suppress_health_check=list(HealthCheck))
 _PY = ("", "python", "python3", "py")
-
-
-def _spans(pattern: re.Pattern[str], text: str) -> list[tuple[int, int, str, str]]:
-    return [(m.start(), m.end(), m.group(1).lower(), m.group(2)) for m in pattern.finditer(text)]
-
-
-def _line(text: str, unclosed: bool) -> list[tuple[int, int, str, str]]:
-    return [(f.start, f.end, f.language.lower(), f.body) for f in find_fences(text, unclosed=unclosed)]
-
-
-@SETTINGS
-@given(reply())
-def test_line_style_is_the_markdown_readers_rule(text: str) -> None:
-    assert _spans(claims._FENCE, text) == _line(text, unclosed=False)
-    assert claims._FENCE.sub(" ", text) == strip_fences(text, " ")
-    assert _spans(code_program._FENCE, text) == _line(text, unclosed=True)
-    assert _spans(delivery._FENCE, text) == _line(text, unclosed=True)
-    assert delivery._FENCE.sub("", text) == strip_fences(text, unclosed=True)
 
 
 @SETTINGS
