@@ -9,35 +9,13 @@ import re
 
 from hypothesis import HealthCheck, given, settings
 
-from ghost_agent.agent import code_tests, form, preferences, protocol
-from ghost_agent.eval import conventions
+from ghost_agent.agent import form, preferences, protocol
 from ghost_agent.reflection import parse as reflection_parse
 from ghost_agent.text import lenient_json
-from ghost_agent.text.fences import find_fences, is_fence_line, sole_fence, strip_fences
+from ghost_agent.text.fences import find_fences, is_fence_line, strip_fences
 from tests.text.fence_shapes import reply
 
 SETTINGS = settings(max_examples=1000, deadline=None, suppress_health_check=list(HealthCheck))
-_PY = ("", "python", "python3", "py")
-
-
-@SETTINGS
-@given(reply())
-def test_inline_style_is_the_form_and_conventions_rule(text: str) -> None:
-    bodies = [f.body for f in find_fences(text, "inline")]
-    assert form._FENCED_BODY.findall(text) == bodies
-    assert conventions._FENCE.findall(text) == bodies
-    assert re.findall(r"```[^\n`]*\n(.*?)```", text, re.S) == bodies  # form.apply_fixup's inline copy
-    assert [m.group(0) for m in form._ONLY_FENCE.finditer(text)] == [
-        text[f.start : f.end] for f in find_fences(text, "inline")
-    ]
-    stripped = text.strip()
-    assert bool(form._ONLY_FENCE.fullmatch(stripped)) == (sole_fence(stripped, "inline") is not None)
-
-
-@SETTINGS
-@given(reply())
-def test_inline_style_with_languages_is_the_request_code_rule(text: str) -> None:
-    assert code_tests._FENCED_PY.findall(text) == [f.body for f in find_fences(text, "inline", languages=_PY)]
 
 
 @SETTINGS
