@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from ghost_agent.agent.form_detect import KINDS, MAX_SOURCE_CHARS, FormSpec, detect_forms
 from ghost_agent.text.fences import find_fences, sole_fence
+from ghost_agent.text.lenient_json import scan_json
 from ghost_agent.text.prompts import load_prompt
 
 Message = dict[str, str]
@@ -41,7 +42,6 @@ _BOLD = re.compile(r"\*\*([^*\n]{1,40})\*\*")
 _SENT_CUT = re.compile(r"(?<=\S)[.!?](?:\s|$)")
 _STRIP = "*_`'\"“”.,!?;: \t"
 _YES_NO = re.compile(r"[\W_]*(yes|no)\b", re.I)
-_JSON_START = re.compile(r"[{\[]")
 # A closed code block, for the code_block check: text.fences has no equivalent rule (its Markdown style closes only
 # at a line holding nothing but the backticks and takes backticks in the info string; this one closes at any line
 # that starts with backticks, "```\r" of a CRLF reply included, and takes no backtick in the info string).
@@ -125,15 +125,8 @@ def _extract_json(text: str) -> str | None:
     """The single JSON object/array in `text` (fenced blocks first, else in prose), as written; None when there
     is none or several differ (a prose "[1]" citation next to an object makes it ambiguous)."""
     found = [b.strip() for b in [f.body for f in find_fences(text, "inline")][:20] if _parses(b)]
-    decoder, start, tries, fenced = json.JSONDecoder(), 0, 0, bool(found)
-    while not fenced and tries < 200 and (m := _JSON_START.search(text, start)):  # bounded: adversarial brackets
-        tries, start = tries + 1, m.start() + 1
-        try:
-            _, end = decoder.raw_decode(text, m.start())
-        except (ValueError, RecursionError):
-            continue
-        found.append(text[m.start() : end])
-        start = end
+    if not found:  # bounded: adversarial brackets
+        found = [text[start:end] for start, end, _ in scan_json(text, max_tries=200)]
     return found[0] if len(set(found)) == 1 else None
 
 

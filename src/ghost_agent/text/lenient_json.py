@@ -26,8 +26,6 @@ Decode = Callable[[str], Any]  # a chunk that starts with a bracket -> its value
 DecodeAt = Callable[[str, int], "tuple[Any, int] | None"]  # (value, end) of the value at a position, or None
 
 _DECODER = json.JSONDecoder()
-_FENCE_RE = re.compile(r"```[ \t]*[A-Za-z]*[ \t]*\r?\n?(.*?)```", re.S)
-_OPEN_RE = re.compile(r"[\[{]")
 
 
 def decode_at(text: str, start: int) -> tuple[Any, int] | None:
@@ -106,30 +104,13 @@ def _letters_tag(fence: Fence) -> bool:
 
 
 def iter_json(text: str) -> Iterator[Any]:
-    """Every JSON value findable in `text`, most likely first: the whole text, each fenced block, then each
-    bracketed value in the prose (values nested in one already yielded are not yielded again)."""
+    """Every strict JSON value findable in `text`, most likely first: the whole text, each fenced block, then each
+    bracketed value in the prose (values nested in one already yielded are not yielded again). A fence whose tag has
+    a digit, `_` or `-` (```json5) is not read as a fence (this reader has only ever taken letters as a tag); its
+    value is still found in the prose."""
     if not isinstance(text, str):
         return
-    text = text[:SCAN_CHARS]
-    chunks = [text.strip()] + [m.group(1).strip() for m in _FENCE_RE.finditer(text)]
-    for chunk in chunks:
-        if chunk[:1] in ("[", "{"):
-            try:
-                yield json.loads(chunk)
-            except ValueError:
-                pass
-    decoder = json.JSONDecoder()
-    end = 0
-    for n, match in enumerate(_OPEN_RE.finditer(text)):
-        if n >= MAX_DECODE_STARTS:
-            break
-        if match.start() < end:
-            continue
-        try:
-            value, end = decoder.raw_decode(text, match.start())
-        except (ValueError, RecursionError):
-            continue
-        yield value
+    yield from json_values(text, decode=_loads, fence=_letters_tag)
 
 
 __all__ = [
