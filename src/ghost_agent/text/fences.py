@@ -21,6 +21,13 @@ backticks), and the readers of this code base accept different amounts of that. 
   case-insensitively; "" for an untagged fence) opens a block. Any other opening line is no fence at all, so the
   backticks that close it can open a block of their own (the request-code reader has always worked so).
 
+Who reads which way: "line" the answer checks (`agent/claims`, `agent/code_program`, `eval/delivery`), "inline"
+the form fix-ups and request code (`agent/form`, `agent/code_tests` with `languages`, `eval/conventions`),
+"same_line" the JSON readers and request classification (`text/lenient_json`, `agent/protocol`,
+`text/request_kind`). Four rules stay their own, each saying why: the tool-call fence (`agent/tool_call_parse`),
+the whole-reply fences of structured output and tool arguments (`agent/structured`, `tools/registry`), and the
+code_block form check (`agent/form`).
+
 Blocks are found left to right and never overlap. Functions: `find_fences` (every block), `sole_fence` (the text
 is one block and nothing else), `strip_fences` (the text without its blocks), `is_fence_line` (a line that opens
 or closes a fence, for line-by-line readers).

@@ -4,9 +4,11 @@ Local models (Qwen2.5-Coder) wrap JSON in ```json fences, add prose around it, o
 degrades to "nothing found" rather than raising, so the caller decides between a retry and a default.
 
 One scan serves the readers of this code base (`json_values`): the whole text, then each fenced block, then each
-value embedded in the prose at an opening bracket (`scan_json`). What differs between readers is a parameter:
-how a piece of text is decoded (strict JSON here in `iter_json`; the tool loop's action reader also takes raw
-newlines in strings, trailing commas and Python quoting), which brackets may start a value, and which fences count.
+value embedded in the prose at an opening bracket (`scan_json`, which the form fix-up also uses alone, to get a value
+as written). What differs between readers is a parameter: how a piece of text is decoded (strict JSON here in
+`iter_json`; the tool loop's action reader, `agent/protocol`, also takes raw newlines in strings, trailing commas and
+Python quoting), which brackets may start a value, which fences count, and how the work is bounded. The tool-call
+reader (`agent/tool_call_parse`) is not one of them: a call block must be JSON from its first character on.
 """
 
 from __future__ import annotations
