@@ -108,6 +108,7 @@ def test_a_catastrophic_pattern_times_out_in_the_sandbox(sandbox: SandboxBackend
 def test_shell_looks_at_the_code() -> None:
     check = {"kind": "shell", "patterns": [r"\bwc\s+-l\b", r"log\.txt"]}
     assert passes("```bash\nwc -l log.txt\n```", check)
+    assert passes("Run:\n```bash\nwc -l log.txt", check)  # a fence cut off by max_tokens is still code
     assert passes("Run `wc -l log.txt`.", check)
     assert passes("wc -l log.txt", check)  # no code at all: the reply itself
     assert not passes("Use `wc` on log.txt.", check)

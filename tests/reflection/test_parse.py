@@ -43,11 +43,13 @@ LESSON = LessonDraft(
         "- **Solution**: Reply with exactly the words asked for,\n  nothing else.",
         "```\nTASK = replying with an exact list of words\nMISTAKE = added an extra word\n"
         "SOLUTION = Reply with exactly the words asked for, nothing else.\n```",
+        "  ```text\nTask: replying with an exact list of words\nMistake: added an extra word\n"
+        "Solution: Reply with exactly the words asked for, nothing else.\n  ```",
         "1. Task - replying with an exact list of words\n2. Mistake - added an extra word\n"
         "3. Solution - \"Reply with exactly the words asked for, nothing else.\"",
     ],
     ids=["json", "fenced", "prose-wrapped", "nested-aliases", "list-aliases", "labels", "bold-labels",
-         "bullets-continued", "fenced-labels", "numbered-dashes"],
+         "bullets-continued", "fenced-labels", "indented-fence", "numbered-dashes"],
 )
 def test_every_shape_gives_the_same_lesson(reply: str) -> None:
     assert parse_lesson(reply) == LESSON

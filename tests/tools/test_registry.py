@@ -94,6 +94,8 @@ async def test_call_with_dict_and_json_string(registry: ToolRegistry, ctx: ToolC
     assert result.ok and result.output == "yo" and result.tool == "echo" and result.duration_ms > 0
     fenced = await registry.call("echo", '```json\n{"text": "f"}\n```', ctx)
     assert fenced.ok and fenced.output == "f"
+    backticks = await registry.call("echo", '```json\n{"text": "a ```py``` b"}\n```', ctx)  # the LAST ``` closes
+    assert backticks.ok and backticks.output == "a ```py``` b"
     assert (await registry.call("boom", "", ctx)).error == "boom: internal error: KeyError: 'missing thing'"
 
 

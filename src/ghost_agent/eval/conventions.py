@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ghost_agent.agent.checking.code_program import extract_code
+from ghost_agent.text.fences import find_fences
 
 
 @dataclass(frozen=True)
@@ -40,7 +41,6 @@ class Check:
 
 CheckFn = Callable[[str, Any], Check]
 
-_FENCE = re.compile(r"```[^\n`]*\n(.*?)```", re.S)
 _THINK = re.compile(r"<think>.*?</think>", re.S | re.I)
 
 
@@ -170,7 +170,7 @@ _WORD = re.compile(r"[A-Za-z_]+")
 def _sql_text(reply: str) -> str:
     """The SQL of a reply: its fenced blocks if it has any, else the lines from the first one that starts
     with a statement keyword."""
-    blocks = _FENCE.findall(reply)
+    blocks = [f.body for f in find_fences(reply, "inline")]
     if blocks:
         return "\n".join(blocks)
     lines = reply.splitlines()

@@ -31,11 +31,10 @@ from typing import Any
 from ghost_agent.agent.checking.code_program import assemble_program
 from ghost_agent.eval.numbers import numbers_in
 from ghost_agent.sandbox.base import ExecLimits, SandboxBackend
+from ghost_agent.text.fences import find_fences, strip_fences
 
 Check = Mapping[str, Any]
 
-# ```lang ... ``` (the closing fence may be missing when the reply was cut off).
-_FENCE = re.compile(r"^[ \t]*```[ \t]*([\w+.-]*)[^\n]*\n(.*?)(?:^[ \t]*```[ \t]*$|\Z)", re.M | re.S)
 _INLINE = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
 _PYTHON_TAGS = {"python", "python3", "py", "py3", ""}
 _SQL_START = re.compile(r"^\s*(?:SELECT|WITH)\b", re.I)
@@ -96,7 +95,8 @@ sys.exit(1)
 
 
 def _blocks(reply: str) -> list[tuple[str, str]]:
-    return [(m.group(1).lower(), m.group(2)) for m in _FENCE.finditer(reply)]
+    """Every fenced block as (language tag lower-cased, body); the closing fence may be missing (a cut-off reply)."""
+    return [(f.language.lower(), f.body) for f in find_fences(reply, unclosed=True)]
 
 
 def _python_blocks(reply: str) -> list[str]:
@@ -105,7 +105,7 @@ def _python_blocks(reply: str) -> list[str]:
 
 def _code_text(reply: str) -> str:
     """The reply's fenced blocks and inline code spans, or the whole reply when it has neither."""
-    parts = [body for _, body in _blocks(reply)] + _INLINE.findall(_FENCE.sub("", reply))
+    parts = [body for _, body in _blocks(reply)] + _INLINE.findall(strip_fences(reply, unclosed=True))
     return "\n".join(parts) if parts else reply
 
 
@@ -161,7 +161,7 @@ def _sql_candidates(reply: str) -> list[str]:
     found = [body for tag, body in blocks if tag in ("sql", "sqlite", "postgresql", "mysql")]
     found += [body for tag, body in blocks if tag in ("", "text") and _SQL_START.match(body)]
     if not found:
-        found = [m.group(0) for m in _SQL_IN_TEXT.finditer(_FENCE.sub("", reply))]
+        found = [m.group(0) for m in _SQL_IN_TEXT.finditer(strip_fences(reply, unclosed=True))]
     return found[:_MAX_CANDIDATES]
 
 
@@ -187,7 +187,7 @@ def _check_shell(reply: str, check: Check, _sandbox: SandboxBackend | None, _tim
 def _regex_candidates(reply: str) -> list[str]:
     """Patterns a reply may have given: inline code spans, fenced lines, string literals inside code, anchored
     ^...$ words in the prose; each also without /slashes/."""
-    prose = _FENCE.sub("", reply)
+    prose = strip_fences(reply, unclosed=True)
     raw: list[str] = _INLINE.findall(prose) + _ANCHORED.findall(_INLINE.sub("", prose))
     for _, body in _blocks(reply):
         raw += [m.group(2) for m in _STRING_LITERAL.finditer(body)]

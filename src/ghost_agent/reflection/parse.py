@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ghost_agent.text.fences import is_fence_line
 from ghost_agent.text.lenient_json import iter_json
 
 TASK_CHARS = 200
@@ -44,7 +45,6 @@ _LABEL_RE = re.compile(
     r"(?:[ \t]*[:=]|[ \t]+[-–—])[*_`\"' \t]*"  # separator ("Task:", "Task =", "Task - "), maybe closing bold
     r"(.*)$"
 )
-_FENCE_LINE_RE = re.compile(r"^\s*```")
 _WS_RE = re.compile(r"\s+")
 _EDGE_RE = re.compile(r"^[\s*_`\"'“”‘’,]+|[\s*_`\"'“”‘’,]+$")
 
@@ -141,7 +141,7 @@ def _from_labels(text: str) -> ParseResult | None:
     found: dict[str, list[str]] = {}
     current: str | None = None
     for line in text.splitlines():
-        if _FENCE_LINE_RE.match(line):
+        if is_fence_line(line):
             continue
         match = _LABEL_RE.match(line)
         name = _field_of(match.group(1)) if match else None

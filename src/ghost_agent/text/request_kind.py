@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ghost_agent.text.fences import strip_fences
+
 _CODE_VERB = r"(?:write|implement|complete|create|define|code|fix|correct|refactor|rewrite|give\s+me|make|build|add)"
 _CODE_NOUN = r"(?:function|method|class|program|script|snippet|decorator|generator|lambda|routine|code)"
 _WANTS_CODE = re.compile(rf"\b{_CODE_VERB}\b[^.?!\n]{{0,80}}?\b{_CODE_NOUN}s?\b", re.I)
@@ -69,7 +71,8 @@ def _asks_output_only(text: str) -> bool:
 
 
 def _without_code(text: str) -> str:
-    return re.sub(r"```.*?(?:```|\Z)", " ", text, flags=re.S)
+    """`text` with everything between backticks (a fence, a one-line fence, an unclosed last fence) blanked."""
+    return strip_fences(text, " ", "same_line", unclosed=True)
 
 
 def _mentions_files(text: str, workspace: Path | None) -> bool:

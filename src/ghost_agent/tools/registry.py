@@ -23,6 +23,8 @@ from ghost_agent.tools.schema import check_schema, signature, type_of, validate
 
 log = get_logger("tools")
 
+# The whole arguments string in one fence (a one-line ```{...}``` too), closed by its LAST backticks: a string in the
+# arguments may hold ``` itself. Its own rule: text.fences.sole_fence ends a block at its first closing backticks.
 _FENCE = re.compile(r"^```[A-Za-z0-9_-]*\s*\n?(.*?)\n?```$", re.S)
 
 

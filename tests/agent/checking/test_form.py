@@ -191,10 +191,15 @@ CHECKS: list[tuple[FormSpec, str, bool]] = [
     (FormSpec("yes_no"), "Nobody knows.", False),
     (FormSpec("code_block"), "Here:\n```python\nprint(1)\n```", True),
     (FormSpec("code_block"), "Here:\nprint(1)", False),
+    (FormSpec("code_block"), "Here:\n```python\r\nprint(1)\r\n```\r\n", True),  # CRLF closes
+    (FormSpec("code_block"), "Here:\n````\nprint(1)\n````", False),  # four backticks: no block
     (FormSpec("code_only"), "```sql\nSELECT * FROM users;\n```", True),
     (FormSpec("code_only"), "SELECT name\nFROM users;", True),
     (FormSpec("code_only"), "Here is the query you asked for:\n```sql\nSELECT 1;\n```", False),
     (FormSpec("code_only"), "Here is the query you asked for:\nSELECT 1;", False),
+    (FormSpec("code_only"), "\n```sql\nSELECT 1;\n```\n\n", True),
+    (FormSpec("code_only"), "```sql\nSELECT 1;\n```\n```sql\nSELECT 2;\n```", False),  # two blocks
+    (FormSpec("code_only"), "```sql SELECT 1;```", False),  # one line: no block, and backticks in the text
     (FormSpec("list"), "- a\n- b\n- c", True),
     (FormSpec("list"), "Intro:\n1. a\n2) b", True),
     (FormSpec("list"), "Just a paragraph.", False),
@@ -266,6 +271,7 @@ FIXES: list[tuple[FormSpec, str, str | None, str | None]] = [
     ),
     (FormSpec("json_only"), 'Colors: ["red", "blue"]', None, '["red", "blue"]'),
     (FormSpec("json_only"), "```json\n{'a': 1}\n```", None, None),  # not valid JSON
+    (FormSpec("json_only"), 'Sure: ```json\n{"a": 1}\n``` and {"b": 2}', None, '{"a": 1}'),  # a fence wins
     (FormSpec("json_only"), 'First {"a": 1} then {"b": 2}.', None, None),  # ambiguous
     (FormSpec("json_only"), "No JSON here.", None, None),
     (FormSpec("one_word"), "The capital of France is **Paris**.", None, "Paris"),

@@ -130,6 +130,7 @@ async def test_a_rewrite_that_breaks_the_code_is_not_kept(
         ("```python\ndef f(x):\n    return x\n```", "```python\ndef g(x):\n    return x\n```",
          "the rewritten code lost a function"),
         ("```python\ndef f(x):\n    return x\n```", "```python\ndef f(x:\n```", "the rewritten code does not parse"),
+        ("Run:\n```bash\nls\n```", "Run:\n```bash\nls", "a code block was lost"),  # fence marks are counted
     ],
 )
 def test_accept_keeps_only_rewrites_that_broke_nothing(reply: str, rewrite: str, reason: str | None) -> None:

@@ -78,6 +78,9 @@ def test_prose_around_a_call_is_kept_as_text() -> None:
     parsed = parse_tool_calls(content, TOOLS)
     assert parsed.calls[0].arguments == {"city": "Oslo"}
     assert parsed.text == "Let me check."
+    inner = 'Saving.\n```json\n{"name": "get_weather", "arguments": {"city": "a ```b``` c"}}\n```\nDone.'
+    parsed = parse_tool_calls(inner, TOOLS)  # backticks mid-line do not close the fence
+    assert parsed.calls[0].arguments == {"city": "a ```b``` c"} and parsed.text == "Saving.\n\nDone."
 
 
 def test_parallel_calls_in_a_list_and_in_several_blocks() -> None:

@@ -12,7 +12,8 @@ import ast
 import re
 from dataclasses import dataclass
 
-_FENCE = re.compile(r"^[ \t]*```[ \t]*([\w+.-]*)[^\n]*\n(.*?)^[ \t]*```[ \t]*$", re.M | re.S)
+from ghost_agent.text.fences import find_fences, strip_fences
+
 _PY_TAGS = frozenset({"python", "python3", "py", "py3"})
 _OUTPUT_TAGS = frozenset({"", "output", "text", "txt", "plaintext", "console", "stdout", "shell-session"})
 _OUTPUT_LEAD = re.compile(r"(?:^|\n)[^\n]*\b(?:output|prints?|result|displays?)\b[^\n]*:?\s*$", re.I)
@@ -35,8 +36,8 @@ class CodeClaim:
 def python_blocks(text: str) -> list[str]:
     """Bodies of the ```python fences in `text` (untagged fences too when their body parses as Python)."""
     out = []
-    for match in _FENCE.finditer(text):
-        tag, body = match.group(1).lower(), match.group(2)
+    for fence in find_fences(text):
+        tag, body = fence.language.lower(), fence.body
         if tag in _PY_TAGS or (tag == "" and parses(body) and _looks_like_code(body)):
             out.append(body)
     return out
@@ -148,15 +149,15 @@ def _shows_something(program: str) -> bool:
 def _claimed_output(draft: str) -> str | None:
     """The output the draft says its code prints: a non-Python fence after the last Python block introduced
     as output (or right after it), else an inline `Output: ...` line after the code."""
-    fences = list(_FENCE.finditer(draft))
-    last_py = max((i for i, m in enumerate(fences) if m.group(1).lower() in _PY_TAGS), default=None)
+    fences = find_fences(draft)
+    last_py = max((i for i, f in enumerate(fences) if f.language.lower() in _PY_TAGS), default=None)
     if last_py is not None:
-        end = fences[last_py].end()
-        for match in fences[last_py + 1:]:
-            tag = match.group(1).lower()
-            between = draft[end:match.start()]
+        end = fences[last_py].end
+        for fence in fences[last_py + 1:]:
+            tag = fence.language.lower()
+            between = draft[end:fence.start]
             if tag in _OUTPUT_TAGS and (not between.strip() or _OUTPUT_LEAD.search(between)):
-                return match.group(2).strip("\n")
+                return fence.body.strip("\n")
             break
         inline = _INLINE_OUTPUT.search(draft[end:])
         if inline:
@@ -165,7 +166,7 @@ def _claimed_output(draft: str) -> str | None:
 
 
 def _strip_code(text: str) -> str:
-    return _FENCE.sub(" ", text)
+    return strip_fences(text, " ")
 
 
 __all__ = [

@@ -18,13 +18,12 @@ import re
 import textwrap
 
 from ghost_agent.sandbox import ExecLimits, ExecResult, SandboxBackend, get_sandbox
+from ghost_agent.text.fences import find_fences
 
 DEFAULT_TIMEOUT_S = 10.0
 DEFAULT_MEMORY_MB = 512
 MAX_OUTPUT_BYTES = 16 * 1024  # a failing assert's traceback fits; a print loop does not flood the result
 
-# ```lang ... ``` (the closing fence may be missing when the reply was cut off by max_tokens).
-_FENCE = re.compile(r"^[ \t]*```[ \t]*([\w+.-]*)[^\n]*\n(.*?)(?:^[ \t]*```[ \t]*$|\Z)", re.M | re.S)
 _PYTHON_TAGS = {"", "python", "python3", "py", "py3"}
 _CODE_START = re.compile(r"^(?:async\s+def\s|def\s|class\s|import\s|from\s+[\w.]+\s+import\s|@)")
 _THINK = re.compile(r"<think>.*?(?:</think>|\Z)", re.S)  # a reasoning model's scratchpad (maybe unclosed)
@@ -48,8 +47,9 @@ def _compiles(source: str) -> bool:
 
 
 def _fenced_blocks(reply: str) -> list[tuple[str, str]]:
-    """Every fenced block as (language tag lower-cased, body)."""
-    return [(m.group(1).lower(), m.group(2)) for m in _FENCE.finditer(reply)]
+    """Every fenced block as (language tag lower-cased, body); the closing fence may be missing when the reply was
+    cut off by max_tokens."""
+    return [(f.language.lower(), f.body) for f in find_fences(reply, unclosed=True)]
 
 
 def _strip_prose(text: str) -> str:

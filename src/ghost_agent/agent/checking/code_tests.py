@@ -22,6 +22,7 @@ from typing import Any
 from ghost_agent.agent.checking.claims import parses
 from ghost_agent.agent.checking.code_program import assemble_program, extract_code
 from ghost_agent.privacy.redact import redact_text
+from ghost_agent.text.fences import find_fences
 
 REPORT_MARK = "__GHOST_CHECK_REPORT__"
 MAX_CASES = 24
@@ -29,7 +30,9 @@ MAX_CASE_CHARS = 600
 CASE_TIMEOUT_S = 3
 
 _DEF_RE = re.compile(r"^(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\(", re.M)
-_FENCED_PY = re.compile(r"```[ \t]*(?:python3?|py)?[ \t]*\n(.*?)```", re.S | re.I)
+# The request's Python fences, inline style, filtered at the opener: a fence tagged otherwise opens no block, so
+# the backticks closing it may open one (text.fences, `languages`).
+_PY_FENCES = ("", "python", "python3", "py")
 # `name(args) == value`, `name(args) -> value`, `name(args) ➞ value`, `name(args) should return value`, ...
 _ARROWS = r"(?:==>|=>|->|➞|→|==|\bshould\s+(?:return|give|be)\b|\breturns?\b|\bgives?\b|\bis\b)"
 
@@ -97,7 +100,8 @@ class CheckReport:
 
 def request_code(request: str) -> str:
     """The Python code the request itself carries (a stub with imports and a docstring, helper functions)."""
-    blocks = [b for b in _FENCED_PY.findall(request) if parses(b) or _DEF_RE.search(b)]
+    bodies = [f.body for f in find_fences(request, "inline", languages=_PY_FENCES)]
+    blocks = [b for b in bodies if parses(b) or _DEF_RE.search(b)]
     if blocks:
         return "\n\n".join(b.strip("\n") for b in blocks) + "\n"
     return ""

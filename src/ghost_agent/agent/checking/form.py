@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass
 
 from ghost_agent.agent.checking.form_detect import KINDS, MAX_SOURCE_CHARS, FormSpec, detect_forms
+from ghost_agent.text.fences import find_fences, sole_fence
+from ghost_agent.text.lenient_json import scan_json
 from ghost_agent.text.prompts import load_prompt
 
 Message = dict[str, str]
@@ -40,10 +42,10 @@ _BOLD = re.compile(r"\*\*([^*\n]{1,40})\*\*")
 _SENT_CUT = re.compile(r"(?<=\S)[.!?](?:\s|$)")
 _STRIP = "*_`'\"“”.,!?;: \t"
 _YES_NO = re.compile(r"[\W_]*(yes|no)\b", re.I)
-_FENCED_BODY = re.compile(r"```[^\n`]*\n(.*?)```", re.S)
-_JSON_START = re.compile(r"[{\[]")
+# A closed code block, for the code_block check: text.fences has no equivalent rule (its Markdown style closes only
+# at a line holding nothing but the backticks and takes backticks in the info string; this one closes at any line
+# that starts with backticks, "```\r" of a CRLF reply included, and takes no backtick in the info string).
 _FENCE = re.compile(r"^[ \t]*```[^\n`]*\n.*?^[ \t]*```", re.M | re.S)
-_ONLY_FENCE = re.compile(r"```[^\n`]*\n(?:(?!```).)*```", re.S)
 _ITEM = re.compile(r"^ ?(?:[-*•+]|\d{1,3}[.)])[ \t]+\S", re.M)
 _PROSE = re.compile(r"^[A-Z][a-z']+(?:[ \t]+\S+){3,}[.:!?]$")
 _WORD = re.compile(r"\w+(?:['’.,-]\w+)*")
@@ -122,16 +124,9 @@ def _parses(text: str) -> bool:
 def _extract_json(text: str) -> str | None:
     """The single JSON object/array in `text` (fenced blocks first, else in prose), as written; None when there
     is none or several differ (a prose "[1]" citation next to an object makes it ambiguous)."""
-    found = [b.strip() for b in _FENCED_BODY.findall(text)[:20] if _parses(b)]
-    decoder, start, tries, fenced = json.JSONDecoder(), 0, 0, bool(found)
-    while not fenced and tries < 200 and (m := _JSON_START.search(text, start)):  # bounded: adversarial brackets
-        tries, start = tries + 1, m.start() + 1
-        try:
-            _, end = decoder.raw_decode(text, m.start())
-        except (ValueError, RecursionError):
-            continue
-        found.append(text[m.start() : end])
-        start = end
+    found = [b.strip() for b in [f.body for f in find_fences(text, "inline")][:20] if _parses(b)]
+    if not found:  # bounded: adversarial brackets
+        found = [text[start:end] for start, end, _ in scan_json(text, max_tries=200)]
     return found[0] if len(set(found)) == 1 else None
 
 
@@ -164,7 +159,7 @@ def _check(reply: str, spec: FormSpec) -> FormCheck:
     elif kind == "code_block" and not _FENCE.search(text):
         return FormCheck(False, "the code is not in a fenced code block")
     elif kind == "code_only" and not (
-        _ONLY_FENCE.fullmatch(text) or (text and "```" not in text and not any(_PROSE.match(x) for x in lines))
+        sole_fence(text, "inline") or (text and "```" not in text and not any(_PROSE.match(x) for x in lines))
     ):
         return FormCheck(False, "the reply has prose around the code")
     return FormCheck(True)
@@ -223,7 +218,7 @@ def _fix(reply: str, spec: FormSpec, value: str | None) -> str | None:
     if kind == "code_block":
         return _wrap_code(text, spec.language)
     if kind == "code_only":
-        blocks = [m.group(0) for m in _ONLY_FENCE.finditer(text)]
+        blocks = [text[f.start : f.end] for f in find_fences(text, "inline")]
         return blocks[0] if len(blocks) == 1 else None
     if kind == "list" and not _ITEM.findall(text):
         lines = [x.strip() for x in text.splitlines() if x.strip()]
@@ -290,7 +285,7 @@ def apply_fixup(reply: str, spec: FormSpec, model_output: str) -> str | None:
         if spec.kind == "json_only":
             fixed = _extract_json(out)
         elif spec.kind == "code_only":
-            blocks = re.findall(r"```[^\n`]*\n(.*?)```", out, re.S)
+            blocks = [f.body for f in find_fences(out, "inline")]
             code = (blocks[0] if len(blocks) == 1 else "" if "```" in out else out).strip("\n")
             squash = "".join(code.split())
             fixed = f"```{spec.language}\n{code}\n```" if squash and squash in "".join(reply.split()) else None

@@ -21,6 +21,7 @@ import re
 from collections.abc import Sequence
 
 from ghost_agent.agent.checking import claims, form
+from ghost_agent.text.fences import FENCE
 from ghost_agent.text.prompts import messages
 
 PROMPT = "agent_preference"
@@ -29,7 +30,6 @@ REQUEST_CHARS = 2000
 GROWTH = 2.0  # a rewrite longer than this many times the reply (+ slack) ran away
 GROWTH_SLACK = 200
 _LEAD_RE = re.compile(r"^\s*(?:rewritten\s+reply|reply|here(?:'s| is) the rewritten reply)\s*:\s*", re.I)
-_FENCE_RE = re.compile(r"```")
 _TAIL_RE = re.compile(r"\n\s*(?:the user's preference|request|rewritten reply)\s*:", re.I)
 _NUMBER_RE = re.compile(r"\d+(?:[.,]\d+)*")
 
@@ -73,7 +73,7 @@ def accept(reply: str, rewrite: str, request: str, wanted: Sequence[str] = ()) -
     copied = (_numbers(rewrite) & _numbers(" ".join(wanted))) - _numbers(reply) - _numbers(request)
     if copied:
         return f"the rewrite copied the preference's example ({', '.join(sorted(copied))})"
-    if len(_FENCE_RE.findall(rewrite)) < len(_FENCE_RE.findall(reply)):
+    if rewrite.count(FENCE) < reply.count(FENCE):
         return "a code block was lost"
     before = "\n".join(claims.python_blocks(reply))
     if before.strip():

@@ -17,6 +17,8 @@ from ghost_agent.agent.compat.tool_call_parse import validate
 from ghost_agent.agent.strategy import StructuredCheck
 from ghost_agent.jsonsafe import JSON
 
+# The whole reply in one fence: the tag right after the backticks and nothing but spaces after it (no CR), the closing
+# backticks on a line of their own. Its own rule: no style of text.fences.sole_fence has this opening line.
 _FENCED = re.compile(r"\A\s*```[A-Za-z0-9_-]*[ \t]*\n(.*?)\n[ \t]*```\s*\Z", re.DOTALL)
 
 REPAIR = (

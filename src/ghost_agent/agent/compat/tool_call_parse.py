@@ -22,6 +22,9 @@ from typing import Any
 from ghost_agent.jsonsafe import JSON
 
 _TAG = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
+# A fence around a call: opened anywhere by a line holding only a tag, closed by a later line that starts with
+# backticks (a string in the call may hold ``` mid-line) or running to the end. Its own rule: text.fences closes
+# an inline opener's block at the next backticks wherever they are.
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n(.*?)(?:\n[ \t]*```|$)", re.DOTALL)
 _FUNCTION_TAG = re.compile(r"<function=([A-Za-z0-9_.-]+)>\s*(.*?)\s*</function>", re.DOTALL)
 
@@ -178,7 +181,10 @@ def _unknown_function(item: Any) -> str | None:
 
 
 def _json_values(text: str) -> tuple[list[Any], str | None]:
-    """Every JSON value in `text` (a model may write several objects back to back), leniently."""
+    """Every JSON value in `text` (a model may write several objects back to back), leniently.
+
+    Not text.lenient_json's scan, which finds values anywhere in prose: a call block is JSON from its first
+    character on (values apart only by whitespace, ',' or ';'), and what breaks it is reported, not skipped."""
     decoder = json.JSONDecoder()
     values: list[Any] = []
     pos, error = 0, None

@@ -9,8 +9,9 @@ What does not parse is classified rather than raised: a reply with no JSON objec
 answer; a reply that clearly tried to be an action (a quoted `"tool"`/`"answer"`/... key inside a broken
 object) or names a tool that does not exist is `invalid`, with a reason the loop can feed back once.
 
-`mcts.parse.iter_json` is not reused: it decodes strictly (a raw newline in a code string fails) and does not
-repair trailing commas, the two most common ways a small model breaks an action object.
+The values are found by `text.lenient_json`'s shared scan (the whole reply, its fences, objects in the prose), with
+this module's own decoder: `iter_json` decodes strictly (a raw newline in a code string fails) and does not repair
+trailing commas, the two most common ways a small model breaks an action object.
 """
 
 from __future__ import annotations
@@ -23,16 +24,15 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ghost_agent.jsonsafe import JSON
+from ghost_agent.text.lenient_json import SCAN_CHARS, json_values
 from ghost_agent.tools.base import one_line
 from ghost_agent.tools.registry import drop_trailing_commas
 
 Kind = Literal["tool", "answer", "invalid"]
 
-SCAN_CHARS = 32_000  # an action sits near the start; scanning megabytes of rambling buys nothing
 MAX_OBJECT_STARTS = 64  # '{' positions tried (bounds the work on brace-heavy text)
 
 _DECODER = json.JSONDecoder(strict=False)  # strict=False: raw newlines/tabs inside strings are accepted
-_FENCE_RE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[ \t]*\r?\n?(.*?)```", re.S)
 # A quoted protocol key: the mark of a reply that meant to be an action, as opposed to prose with braces
 # (a generic key like "name" counts only next to "arguments", as in OpenAI's function-call shape).
 _ACTION_KEY_RE = re.compile(r"""["'](?:tool|tool_name|action|answer|final_answer|function)["']\s*:""")
@@ -110,27 +110,14 @@ def render_action(tool: str, args: Mapping[str, Any], description: str = "") -> 
 def _json_values(text: str) -> Iterator[Any]:
     """JSON values in `text`, most likely first: the whole reply, each fenced block, then every balanced
     object in the prose, left to right (objects nested in one already yielded are skipped)."""
-    text = text[:SCAN_CHARS]
-    whole = text.strip()
-    chunks = [whole] + [m.group(2).strip() for m in _FENCE_RE.finditer(text)]
-    for chunk in chunks:
-        if chunk[:1] in ("{", "["):
-            value = _decode(chunk)
-            if value is not None:
-                yield value
-    end = 0
-    for n, match in enumerate(re.finditer(r"\{", text)):
-        if n >= MAX_OBJECT_STARTS:
-            break
-        if match.start() < end:
-            continue
-        span = _balanced(text, match.start())
-        if span is None:
-            continue
-        value = _decode(text[match.start() : span])
-        if value is not None:
-            end = span
-            yield value
+    return json_values(text, decode=_decode, decode_at=_object_at, opens="{", max_brackets=MAX_OBJECT_STARTS)
+
+
+def _object_at(text: str, start: int) -> tuple[Any, int] | None:
+    """The object whose `{` is at `start` (its balanced span, read by `_decode`) and the index just past it."""
+    span = _balanced(text, start)
+    value = None if span is None else _decode(text[start:span])
+    return None if span is None or value is None else (value, span)
 
 
 def _decode(chunk: str) -> Any:

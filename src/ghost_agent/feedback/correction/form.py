@@ -29,7 +29,7 @@ MAX_WISH_WORDS = 14  # a longer follow-up says more than a wish for a form; the 
 _BULLET_LINE = re.compile(r"^[ \t]*[-*\u2022\u00b7\u2013][ \t]+\S", re.M)
 _NUMBERED_LINE = re.compile(r"^[ \t]*\(?\d{1,2}[.)][ \t]+\S", re.M)
 _TABLE_LINE = re.compile(r"^[^\n|]*\|[^\n|]*\|.*$|^[^\t\n]+\t[^\t\n]+$", re.M)
-_FENCE = re.compile(r"^[ \t]*```.*$", re.M)
+_FENCE = re.compile(r"^[ \t]*```.*$", re.M)  # not text.fences.is_fence_line: spaces/tabs only, "\n"-ended lines only
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
 _ABBREVIATION = re.compile(r"\b(?:Mr|Mrs|Ms|Dr|St|vs|etc|e\.g|i\.e|approx|No|Fig|Jr|Sr)\.\s", re.I)
 

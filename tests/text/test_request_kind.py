@@ -1,0 +1,21 @@
+"""Request kinds: numbers inside code do not make a request quantitative."""
+
+from __future__ import annotations
+
+import pytest
+
+from ghost_agent.text.request_kind import classify
+
+
+@pytest.mark.parametrize(
+    ("request_text", "quantitative"),
+    [
+        ("What is the total of 3 and 4?", True),
+        ("What is the total of 3 and 4? ```py\nx = 1\n```", True),
+        ("What is the total?\n```\nx = 3 + 4\n```", False),
+        ("What is the total? ```3 + 4```", False),  # a one-line fence is code too
+        ("What is the total? ```\n3 + 4", False),  # and so is an unclosed one
+    ],
+)
+def test_numbers_inside_backticks_are_code_not_quantities(request_text: str, quantitative: bool) -> None:
+    assert classify(request_text).quantitative is quantitative
