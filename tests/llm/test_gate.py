@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from ghost_agent.watchdog import ModelGate, ModelPreempted
+from ghost_agent.llm.gate import ModelGate, ModelPreempted
 
 
 async def test_a_user_request_preempts_a_background_call() -> None:
