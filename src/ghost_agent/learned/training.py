@@ -1,6 +1,6 @@
 """What the two trainers (PRM, router) share: label provenance weights, data floors, the report.
 
-The training run itself (read, floors and bail, fit, save) is `linear_trainer.LinearTrainer`.
+The training run itself (read, floors and bail, fit, save) is `learned/trainer.LinearTrainer`.
 
 Sample weights by who decided the outcome (seed 004, DESIGN §6): a human correction is worth 1.0, the agent's
 own checks (verifier, self-play validator, eval) 0.6, a mechanical heuristic 0.3, an LLM teacher's opinion
