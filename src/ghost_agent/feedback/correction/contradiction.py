@@ -10,7 +10,7 @@ prior request and the reply, clause by clause, and recognises these shapes (stro
 their own, weak ones need company — a second clause, or another cue):
 
 strong (1.0)
-* `value` (`user_correction_values.py`) — the request asked for one value (`is_value_request`) and the follow-up
+* `value` (`values.py`) — the request asked for one value (`is_value_request`) and the follow-up
   opens with a new one of the reply's kind: "1024", "ohms", "Leonardo da Vinci", "29 in a leap year", "about
   37.8 °C", "Saturn, as of 2023", "George Washington was", "PUT is" (the option the reply did not pick) — a number
   where the reply gave a number (a year for a year), a name, code or term where it gave one, the reply's number
@@ -40,7 +40,7 @@ strong (1.0)
   by a factor, "Alaska is more than twice the size of Texas" (the option the reply did not pick is the bigger);
 * `order` — "X comes before Y" where the reply listed Y first;
 * `falls_short` — "X doesn't <what was asked>" about an element of the reply: "set doesn't keep the order";
-* `polarity`, `denial`, `sameness`, `parallel`, `unnegated` (`user_correction_relations.py`) — the opposite of the
+* `polarity`, `denial`, `sameness`, `parallel`, `unnegated` (`relations.py`) — the opposite of the
   reply's yes or no ("It is stable" after "No, … is not stable"), the reply's answer denied its role ("KG isn't
   the SI symbol"), a tie where the reply picked a winner ("they weigh the same"), a different action for the same
   subject ("It squares x" after "It multiplies x by 2"), an action the reply denied ("-i makes it ask");
@@ -50,7 +50,7 @@ weak (0.5)
   is not a description ("in Ontario", "often blocked") nor a comparison on another property ("Venus is the
   hottest", "Python is easier"): "librería is a bookstore", "KCl is potassium chloride", "Ag is silver".
   Alone it is as likely a remark about the answer ("Jupiter is a gas giant") as a correction of it;
-* `transfer` (`user_correction_relations.py`) — the reply's answer said of something else: "404 is not found".
+* `transfer` (`relations.py`) — the reply's answer said of something else: "404 is not found".
 
 Clause weights add up to at most 1.0. It never fires on a plain question, on a reply that asked the user for
 information (the follow-up answers it) or gave no answer ("I can't check …"), on the user's own context ("I'm

@@ -8,7 +8,7 @@ name of a defect: "operator precedence bug, …") — and says where it still co
 `normalize`d text (lowercased, straight apostrophes, squashed whitespace, head and tail of a long message), are
 pre-filtered by literal `needles`, and avoid unbounded nested repetition, so a message costs microseconds.
 How the cues are combined, and the context rules for "no", "not", "actually" and bare statements, live in
-`correction_score.py`.
+`score.py`.
 """
 
 from __future__ import annotations

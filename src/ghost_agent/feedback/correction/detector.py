@@ -10,9 +10,9 @@ request) needs company — and uses the context to tell a verdict from courtesy:
 a "no" answering the assistant's own question, "Great, now …", "Actually, one more thing: …". A plain
 counter-statement with no correction wording ("5040", "the Volga is longer", "It's Ottawa", "It is stable",
 "Isn't it Canberra?") is read against the prior request and reply by `feedback/correction/contradiction.py`
-(with `user_correction_exchange.py`, `user_correction_values.py` and `user_correction_relations.py`); a form or
-count the reply broke ("bullets, please", "I count five there") by `user_correction_form.py`; sarcasm, shouting and
-thanks in any language by `user_correction_tone.py`.
+(with `exchange.py`, `values.py` and `relations.py`); a form or
+count the reply broke ("bullets, please", "I count five there") by `form.py`; sarcasm, shouting and
+thanks in any language by `tone.py`.
 
 Measured on the labelled set `tests/feedback/correction/data/user_corrections.jsonl`
 (`bench/bench_correction_detector.py`).

@@ -1,6 +1,6 @@
 """What a follow-up is read against: the prior request and the reply, tokenised once (`Exchange`).
 
-The contradiction signal (`user_correction_contradiction.py`, `user_correction_relations.py`) asks the same few
+The contradiction signal (`contradiction.py`, `relations.py`) asks the same few
 questions of every exchange: did the request ask for one value (`is_value_request`), a yes/no answer, a meaning, a
 comparison? Which numbers are the reply's own (not the request's) and of what kind — a year where the exchange is
 about time, a quantity otherwise? Does the reply answer with a name, a number, a term or a piece of code, and
