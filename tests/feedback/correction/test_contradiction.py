@@ -4,7 +4,7 @@ remark about the answer or asks the next thing is not.
 
 The cases here were written while the signal was built (they are development cases, like the dev split of the
 labelled set); the shapes added later (polarity, denial, lists, hedged questions, …) are in
-`test_user_correction_relations.py`, and the held-out figures in `tests/feedback/correction/data/README.md`.
+`test_relations.py`, and the held-out figures in `tests/feedback/correction/data/README.md`.
 """
 
 from __future__ import annotations
