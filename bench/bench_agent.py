@@ -59,7 +59,7 @@ async def timed_turns(settings: Settings, backend: LLMBackend, script: Any, turn
     times: list[float] = []
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://ghost.bench", timeout=60) as client:
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost", timeout=60) as client:
             await asyncio.sleep(0.5)  # let the sandbox probe finish
             body = {"model": "m", "messages": [{"role": "user", "content": content}]}
             for i in range(turns + 5):
@@ -128,7 +128,7 @@ async def embedded(n_prompts: int) -> None:
             app = build_app(settings, configure_logs=False)
             async with app.router.lifespan_context(app):
                 transport = httpx.ASGITransport(app=app)
-                async with httpx.AsyncClient(transport=transport, base_url="http://b", timeout=900) as client:
+                async with httpx.AsyncClient(transport=transport, base_url="http://localhost", timeout=900) as client:
                     while (await client.get("/health")).json()["status"] == "starting":
                         await asyncio.sleep(0.5)
                     walls, tokens, right = [], 0, 0

@@ -82,7 +82,7 @@ async def run(args: argparse.Namespace) -> None:
         backend: LLMBackend = make_backend(settings.backend)
         app = build_app(settings, backend, configure_logs=False)
         async with app.router.lifespan_context(app):
-            client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://ghost.test",
+            client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://localhost",
                                        timeout=600)
             await tool_calls(tasks, backend, client)
             if not args.skip_structured:

@@ -61,7 +61,7 @@ async def app_client(settings: Settings, backend: LLMBackend) -> AsyncIterator[h
     try:
         async with app.router.lifespan_context(app):
             transport = httpx.ASGITransport(app=app)
-            async with httpx.AsyncClient(transport=transport, base_url="http://ghost.test") as client:
+            async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
                 yield client
     finally:
         structlog.reset_defaults()  # the app configured process-wide logging; later tests start clean

@@ -1,5 +1,5 @@
 """CORS: no Access-Control-* headers by default; with `--cors-allow-origins`, allowed origins get them (the
-preflight without an api key, replies and errors alike) and others still do not."""
+preflight without an api key, replies and errors alike) and others are refused without them (server/hosts.py)."""
 
 from __future__ import annotations
 
@@ -55,7 +55,9 @@ async def test_other_origins_get_nothing(tmp_path: Path, scripted: ScriptedBacke
         reply = await c.post("/v1/chat/completions", json=CHAT, headers={"Origin": "https://evil.example"})
     assert preflight.status_code == 400
     assert "access-control-allow-origin" not in preflight.headers
-    assert reply.status_code == 200 and "access-control-allow-origin" not in reply.headers
+    assert reply.status_code == 403 and "access-control-allow-origin" not in reply.headers
+    assert reply.json()["error"]["code"] == "origin_not_allowed"
+    assert scripted.requests == []  # the foreign page's request never reached the model
 
 
 def test_the_setting_comes_from_flag_env_and_config(tmp_path: Path) -> None:

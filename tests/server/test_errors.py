@@ -147,7 +147,7 @@ async def raw_exchange(url: str, request: bytes) -> tuple[int, dict[str, str], b
 
 def chunked_request(payload: bytes, piece: int = 512) -> bytes:
     head = (
-        b"POST /v1/chat/completions HTTP/1.1\r\nHost: ghost\r\nContent-Type: application/json\r\n"
+        b"POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
         b"Transfer-Encoding: chunked\r\n\r\n"
     )
     chunks = b"".join(

@@ -50,7 +50,7 @@ async def test_trajectory_is_written_before_the_last_byte(tmp_path: Path, stream
     scope = {
         "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
         "path": "/v1/chat/completions", "raw_path": b"/v1/chat/completions", "query_string": b"",
-        "root_path": "", "headers": [(b"content-type", b"application/json"), (b"host", b"ghost.test")],
+        "root_path": "", "headers": [(b"content-type", b"application/json"), (b"host", b"localhost")],
         "client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 8000),
     }
     async with app.router.lifespan_context(app):

@@ -79,7 +79,7 @@ async def watchdog_app(
     try:
         async with app.router.lifespan_context(app):
             transport = httpx.ASGITransport(app=app)
-            async with httpx.AsyncClient(transport=transport, base_url="http://ghost.test") as client:
+            async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
                 yield Daemon(client, ctx, clock, backend)
     finally:
         structlog.reset_defaults()

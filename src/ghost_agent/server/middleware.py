@@ -1,4 +1,5 @@
-"""One pure-ASGI middleware for what every request needs: request id, auth, body cap, metrics and the log.
+"""One pure-ASGI middleware for what every request needs: request id, Host/Origin check, auth, body cap, metrics
+and the log.
 
 Pure ASGI (not BaseHTTPMiddleware) because it sits on the hot path of a proxy whose overhead budget is a
 millisecond, and because streaming responses must pass through without buffering.
@@ -18,6 +19,7 @@ import orjson
 from ghost_agent.logging import get_logger
 from ghost_agent.privacy.redact import request_id as client_request_id
 from ghost_agent.server.errors import ApiError, internal_error
+from ghost_agent.server.hosts import HostPolicy
 from ghost_agent.server.state import AppContext
 
 Scope = dict[str, Any]
@@ -54,11 +56,13 @@ def needs_auth(path: str) -> bool:
 
 
 class GhostMiddleware:
-    """Request id, bearer auth, body-size cap, Prometheus accounting and one `request` log event."""
+    """Request id, Host/Origin check, bearer auth, body-size cap, Prometheus accounting and one `request` log
+    event."""
 
     def __init__(self, app: ASGIApp, ctx: AppContext) -> None:
         self.app = app
         self.ctx = ctx
+        self.hosts = HostPolicy(ctx.settings.server)
         key = ctx.settings.server.api_key
         self._expected = key.encode() if key else None
 
@@ -91,7 +95,9 @@ class GhostMiddleware:
 
         metrics.in_flight.inc()
         try:
-            error = self._reject(path, headers)
+            # Host and Origin first: a page re-resolving its own name to this machine learns nothing, not
+            # even whether a key is needed.
+            error = self.hosts.check(headers.get(b"host"), headers.get(b"origin")) or self._reject(path, headers)
             if error is not None:
                 await _send_error(send_wrapper, error)
             else:

@@ -15,6 +15,8 @@ _DESCRIPTIONS = {
     "surrogate, nesting past 128 levels; `error.param` names the field), `n` above max_n, a content part or "
     "parameter the model cannot use (`unsupported_content_part`, `unsupported_parameter`), or a bad Content-Length.",
     401: "Missing or wrong `Authorization: Bearer <key>`.",
+    403: "The request names a Host that is not this daemon's (`host_not_allowed`: DNS rebinding) or comes from a "
+    "web page the daemon does not serve or allow (`origin_not_allowed`); see --allowed-hosts, --cors-allow-origins.",
     404: "Not found: `GET /v1/models/{id}` for a model this daemon does not serve (`model_not_found`), or the "
     "upstream does not know what was asked for (its message is passed through).",
     409: "The upstream refused the request as conflicting; its message is passed through.",
@@ -28,9 +30,9 @@ _DESCRIPTIONS = {
     503: "The backend is busy or still loading the model, or the daemon is shutting down (see `Retry-After`).",
     504: "The upstream did not answer in time.",
 }
-# What the middleware or the error handlers may answer on any route: a bad Content-Length, a body over the
-# cap, a bug, a request abandoned at shutdown.
-EVERY_ROUTE = (400, 413, 500, 503)
+# What the middleware or the error handlers may answer on any route: a bad Content-Length, a foreign Host or
+# Origin, a body over the cap, a bug, a request abandoned at shutdown.
+EVERY_ROUTE = (400, 403, 413, 500, 503)
 
 
 SSE_MEDIA_TYPE = "text/event-stream"

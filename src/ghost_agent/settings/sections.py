@@ -52,6 +52,7 @@ class ServerSettings:
     shutdown_grace_s: float = 10.0
     max_n: int = 4
     cors_allow_origins: str | None = None
+    allowed_hosts: str | None = None
     sse_keepalive_s: float = 10.0
 
     @property
@@ -63,6 +64,11 @@ class ServerSettings:
             return ipaddress.ip_address(self.host.strip("[]")).is_loopback
         except ValueError:
             return False  # a hostname could resolve anywhere: treat it as exposed
+
+    @property
+    def extra_hosts(self) -> list[str]:
+        """The host names the operator added to the Host allow-list (lowercased; `*` turns the check off)."""
+        return [h.strip().lower().rstrip(".") for h in (self.allowed_hosts or "").split(",") if h.strip()]
 
     @property
     def cors_origins(self) -> list[str]:

@@ -104,6 +104,11 @@ TABLE: tuple[Key, ...] = (
         " off: no Access-Control-* headers, so web pages cannot read replies. `*` allows every page you "
         "visit, so use it only together with an api key.",
     ),
+    Key("server", "allowed_hosts",
+        "Host names the daemon answers to besides loopback addresses, `localhost` and the bound host, "
+        "comma-separated (e.g. ghost.lan); a request naming any other Host -> 403, which stops DNS rebinding. "
+        "`*` turns the check off.",
+    ),
     Key("backend", "upstream_url",
         "OpenAI-compatible upstream (server root like http://127.0.0.1:8080 or a .../v1 base URL); unset -> "
         "the embedded local model.",

@@ -131,7 +131,7 @@ async def test_batched_records_are_fsynced_periodically(tmp_path: Path) -> None:
 async def _exercise_periodic_flush(app: Any, collector: TrajectoryCollector) -> None:
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://ghost.test") as client:
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
             await client.post(CHAT, json={"messages": [{"role": "user", "content": "hi"}]})
         # Written through at once (a crash keeps it); synced by the periodic flush soon after.
         assert list(collector.iter_trajectories())

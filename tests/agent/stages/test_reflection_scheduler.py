@@ -41,7 +41,7 @@ async def in_process(
     try:
         async with app.router.lifespan_context(app):
             transport = httpx.ASGITransport(app=app)
-            async with httpx.AsyncClient(transport=transport, base_url="http://ghost.test") as client:
+            async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
                 yield client, app.state.ctx
     finally:
         structlog.reset_defaults()

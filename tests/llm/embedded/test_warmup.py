@@ -121,7 +121,7 @@ async def test_daemon_reports_ready_only_after_the_warm_up(tmp_path: Path) -> No
         await asyncio.wait_for(started.wait(), 5)
         assert ctx.backend_ready.is_set()
         transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://ghost.test") as client:
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
             assert (await client.get("/health")).json()["status"] == "ok"
             reply = await client.post("/v1/chat/completions", json=chat("hi"))
         assert reply.status_code == 200
