@@ -13,7 +13,7 @@ from ghost_agent.settings import Settings, SettingsError
 from tests.conftest import app_client, daemon_on_port, make_settings
 from tests.server.test_errors import assert_openai_error
 
-KEY = "s3cret-key"
+KEY = "s3cret-key-0123456789"  # 16+ characters: a non-loopback bind refuses shorter keys
 CHAT = {"messages": [{"role": "user", "content": "hi"}]}
 PROTECTED = [("GET", "/v1/models"), ("POST", "/v1/chat/completions"), ("GET", "/metrics"), ("GET", "/v1/unknown")]
 

@@ -71,9 +71,18 @@ def test_validate_checks_choices_and_ranges_of_values_given_in_code() -> None:
 def test_non_loopback_bind_needs_a_key() -> None:
     with pytest.raises(SettingsError, match="--insecure-no-auth"):
         Settings.from_keys(host="0.0.0.0").validate()
-    Settings.from_keys(host="0.0.0.0", api_key="k").validate()
+    Settings.from_keys(host="0.0.0.0", api_key="k" * 16).validate()
     Settings.from_keys(host="0.0.0.0", insecure_no_auth=True).validate()
     Settings.from_keys(host="127.0.0.5").validate()
+
+
+def test_a_short_key_is_refused_only_where_the_network_can_guess_it() -> None:
+    with pytest.raises(SettingsError, match="1-character api key: use at least 16 characters"):
+        Settings.from_keys(host="0.0.0.0", api_key="k").validate()
+    with pytest.raises(SettingsError, match="15-character"):
+        Settings.from_keys(host="192.168.1.5", api_key="k" * 15).validate()
+    Settings.from_keys(host="127.0.0.1", api_key="k").validate()  # loopback: only local programs can try
+    Settings.from_keys(host="0.0.0.0", api_key="k", insecure_no_auth=True).validate()  # the operator's call
 
 
 def test_hostnames_that_look_loopback_are_not() -> None:

@@ -31,6 +31,9 @@ WINDOWED_PHASES = ("rem_dream", "reflection", "skills_auto", "retrain", "selfhoo
 # A browser origin: scheme://host[:port], nothing after it (an IPv6 host in brackets).
 _ORIGIN = re.compile(r"[a-z][a-z0-9+.-]*://(\[[0-9a-f:.]+\]|[^/\s:?#\[\]@]+)(:\d{1,5})?", re.IGNORECASE)
 
+# The shortest api key accepted when the daemon is reachable from other machines.
+MIN_EXPOSED_KEY_CHARS = 16
+
 
 @dataclass
 class Settings:
@@ -95,6 +98,13 @@ class Settings:
             raise SettingsError(
                 f"refusing to bind non-loopback host {server.host!r} without an api key: "
                 "set --api-key (or GHOST_API_KEY), or pass --insecure-no-auth"
+            )
+        if not server.is_loopback and api_key and len(api_key) < MIN_EXPOSED_KEY_CHARS and not server.insecure_no_auth:
+            # Reachable from the network, a short key is guessed: every guess is one cheap HTTP request.
+            raise SettingsError(
+                f"refusing to bind non-loopback host {server.host!r} with a {len(api_key)}-character api key: "
+                f"use at least {MIN_EXPOSED_KEY_CHARS} characters (e.g. `openssl rand -hex 32`), "
+                "or pass --insecure-no-auth"
             )
         for origin in server.cors_origins:
             if origin != "*" and not _ORIGIN.fullmatch(origin):
