@@ -70,6 +70,10 @@ class LLMBackend(abc.ABC):
     # Chat content-part types the model can read; None = whatever the client sends is passed on (an upstream
     # decides). A request with other parts is refused with a 400 naming the part (docs/openai-api.md).
     content_parts: frozenset[str] | None = None
+    # The model's context in tokens, where this backend knows it (the embedded model's n_ctx): no reply can be
+    # longer, so a client's `max_tokens` is bounded by it (`wire.bound_max_tokens`). None: the upstream bounds
+    # its own.
+    context_tokens: int | None = None
 
     async def start(self) -> None:  # noqa: B027 - optional hook
         """Acquire resources (connection pool, loaded model). Called once by the server lifespan."""

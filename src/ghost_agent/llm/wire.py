@@ -96,6 +96,19 @@ def wants_usage(body: JSON) -> bool:
     return isinstance(opts, dict) and bool(opts.get("include_usage"))
 
 
+MAX_TOKEN_FIELDS = ("max_tokens", "max_completion_tokens")
+
+
+def bound_max_tokens(body: JSON, limit: int | None) -> None:
+    """Cap the body's `max_tokens` / `max_completion_tokens` at `limit` in place (None: leave them)."""
+    if limit is None:
+        return
+    for name in MAX_TOKEN_FIELDS:
+        value = body.get(name)
+        if isinstance(value, int) and not isinstance(value, bool) and value > limit:
+            body[name] = limit
+
+
 def last_user_text(body: JSON) -> str:
     """The text of the last user message (content parts joined), or ''."""
     for message in reversed(body.get("messages") or []):

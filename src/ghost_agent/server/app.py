@@ -91,7 +91,7 @@ def build_pipeline(
             CorrectionStage(services, hooks=[reflection.on_correction] if reflection is not None else None),
             MemoryStage(services),
             RouterStage(services),
-            PrepareStage(names if names is not None else settings.backend.model),
+            PrepareStage(names if names is not None else settings.backend.model, services.backend.context_tokens),
             RespondStage(services),
             ReplyModelStage(),  # last: every reply names the same model, whichever path produced it
         ],

@@ -11,6 +11,7 @@ from ghost_agent.jsonsafe import JSON
 from ghost_agent.llm.base import LLMBackend, request_timings
 from ghost_agent.llm.model_names import ModelNames, renamed
 from ghost_agent.llm.stream_fold import ChunkFolder
+from ghost_agent.llm.wire import bound_max_tokens
 from ghost_agent.trajectories.record import new_trajectory_id
 
 
@@ -34,19 +35,22 @@ class PrepareStage:
     The forwarded model name follows `ModelNames` (the configured `model`, the upstream's default under an
     alias, else the client's); the name the reply will carry is noted in `turn.state.reply_model` for
     `ReplyModelStage`. Streaming requests always ask the backend for usage (the server counts tokens) and the
-    usage chunk is withheld from clients that did not ask for it.
+    usage chunk is withheld from clients that did not ask for it. A `max_tokens` beyond the model's context
+    (`context_tokens`, where the backend knows it) is cut to it: no reply could be longer.
     """
 
     name = "prepare"
 
-    def __init__(self, names: ModelNames | str | None) -> None:
+    def __init__(self, names: ModelNames | str | None, context_tokens: int | None = None) -> None:
         if not isinstance(names, ModelNames):  # a bare forwarded name (None: the client's goes through)
             names = ModelNames(advertised=names or "", forward=names or None)
         self.names = names
+        self.context_tokens = context_tokens
 
     async def run(self, turn: Turn) -> None:
         body = turn.body
         turn.state.reply_model = self.names.apply(body)
+        bound_max_tokens(body, self.context_tokens)
         if turn.stream:
             opts = body.get("stream_options")
             body["stream_options"] = {**(opts if isinstance(opts, dict) else {}), "include_usage": True}

@@ -63,6 +63,7 @@ class EmbeddedBackend(EmbeddedEngine, LLMBackend):
         )
         self.warmup = warmup
         self.embeddings_mode = embeddings
+        self.context_tokens = n_ctx  # no reply outgrows the context: a client's max_tokens is capped to it
         self._embedder: Any = None  # the embedding-mode engine (llm/embedded/embeddings.py), made on first use
 
     # -- lifecycle ---------------------------------------------------------------------------------------
