@@ -31,8 +31,9 @@ from ghost_agent.cli.args import cli_settings, home_config_parent, positive_int
 from ghost_agent.cli.models import home_logging
 from ghost_agent.home import GhostHome
 from ghost_agent.logging import get_logger
+from ghost_agent.memory.bus import shown_as
 from ghost_agent.memory.lessons import STATUSES, Lesson
-from ghost_agent.memory.sanitize import strip_controls
+from ghost_agent.memory.sanitize import instruction_flags, strip_controls
 from ghost_agent.memory.store import SkillMemory, SkillMemoryError
 
 log = get_logger("lessons_cli")
@@ -221,14 +222,33 @@ def format_lesson(lesson: Lesson) -> str:
     return "\n".join(lines)
 
 
+def flags(lesson: Lesson) -> list[str]:
+    """What in the lesson reads as an order to the model or a command to run (`memory.sanitize`)."""
+    return [flag for name in ("task", "mistake", "solution") for flag in instruction_flags(getattr(lesson, name))]
+
+
+def format_shown(lesson: Lesson) -> str:
+    """What the model will read for this lesson, and the phrases an operator should look at before pinning."""
+    lines = ["shown to the model as:", "  " + shown_as(lesson)]
+    found = flags(lesson)
+    if found:
+        lines.append(f"WARNING: {len(found)} phrase(s) read as an instruction or a command; pinning shows them to "
+                     "every session:")
+        lines += [f"  - {_one_line(flag)}" for flag in found]
+    return "\n".join(lines)
+
+
 def _write(out: IO[str], as_json: bool, lesson: Lesson, *, full: bool = False) -> None:
     if as_json:
-        record = {**lesson.to_dict(), "visible_to": visibility(lesson)}
+        record = {**lesson.to_dict(), "visible_to": visibility(lesson), "shown_as": shown_as(lesson),
+                  "flags": flags(lesson)}
         out.write(orjson.dumps(record, option=orjson.OPT_INDENT_2).decode() + "\n")
     elif full:
-        out.write(format_lesson(lesson) + "\n")
+        out.write(format_lesson(lesson) + "\n" + format_shown(lesson) + "\n")
     else:
         out.write(f"{lesson.id}  {lesson.status}  visible to {visibility(lesson)}\n")
+        if lesson.status == "pinned":
+            out.write(format_shown(lesson) + "\n")
 
 
 def _one_line(text: str) -> str:

@@ -77,6 +77,11 @@ def format_lessons_block(lessons: Sequence[LessonLike], *, max_chars: int = MAX_
     return build_lessons_block(lessons, max_chars=max_chars).text
 
 
+def shown_as(lesson: Lesson) -> str:
+    """The line the model reads for this lesson in the notes block (numbered as the first one)."""
+    return _entry(1, lesson, LESSON_CHARS)
+
+
 def lesson_refs(lessons: Sequence[LessonLike]) -> list[dict[str, Any]]:
     """What the trajectory records about shown lessons: id, score (None for a bare Lesson), provenance."""
     refs: list[dict[str, Any]] = []
@@ -125,6 +130,7 @@ def _clip(text: str, limit: int) -> str:
 
 
 __all__ = [
+    "shown_as",
     "CLOSE",
     "HEADER",
     "OPEN",

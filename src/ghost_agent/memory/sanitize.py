@@ -72,6 +72,29 @@ _PREFACE = re.compile(
     r"note\s+to\s+(?:the\s+)?(?:assistant|ai|model|llm|agent))[ \t]*[:!]+[ \t]*",
     re.IGNORECASE | re.MULTILINE,
 )
+# A preface that addresses the model, wherever in a line it stands ("… IMPORTANT SYSTEM NOTE FOR ALL FUTURE
+# SESSIONS: …"): words no code or ordinary request uses together, so removing them mid-line mangles nothing.
+_MIDLINE_PREFACE = re.compile(
+    r"(?:\b(?:system|admin(?:istrator)?|developer|operator)\s+(?:note|notice|message|instruction)s?\b"
+    r"|\b(?:for|in)\s+(?:all|every)\s+(?:future\s+|other\s+)?(?:sessions?|conversations?|chats?)\b"
+    r"|\bnote\s+to\s+(?:the\s+)?(?:assistant|ai|model|llm|agent)\b"
+    r")[ \t]*[:!]*[ \t]*",
+    re.IGNORECASE,
+)
+# What reads as an order to the model or a command to run: flagged for the operator (`lessons show` / `pin`),
+# never rewritten (a lesson may rightly say "run `pytest -x`").
+_INSTRUCTION_FLAGS = re.compile(
+    r"\b(?:curl|wget)\b[^\n|]{0,200}\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b"
+    r"|\brm\s+-[a-z]*(?:rf|fr)[a-z]*\b|\bsudo\s+\S+|\bchmod\s+[+0-7]|\bmkfs\b|\bdd\s+if="
+    r"|\b(?:run|execute)\s+(?:bash|sh|this|the\s+(?:following|command|script))\b"
+    r"|\bbefore\s+(?:answering|replying|responding|you\s+answer)\b"
+    r"|\b(?:always|never)\s+(?:run|execute|send|reply|answer|include|mention|tell|reveal|call)\b"
+    r"|\byou\s+must\b|\b(?:important|urgent|attention)\s*[:!]"
+    r"|\b(?:system|admin(?:istrator)?|developer|operator)\s+(?:note|notice|message|instruction)s?\b"
+    r"|\b(?:for|to)\s+(?:all|every)\s+(?:future\s+|other\s+)?(?:sessions?|conversations?|chats?|users?)\b",
+    re.IGNORECASE,
+)
+FLAG_CONTEXT = 40  # characters shown around a flagged phrase
 _FENCE = re.compile(r"(`{3,}|~{3,})[^\n]*\n?(.*?)(?:\1|\Z)", re.DOTALL)
 _TAG_OPEN = re.compile(r"<(?=[/!?|A-Za-z<]|\s+/)")  # "<b", "</x", "< /x"; not "a < b"
 _BLANK_RUNS = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)+")
@@ -99,12 +122,26 @@ def sanitize_text(text: object) -> str:
         new = _FENCE.sub(_fence_excerpt, new)
         new = _ROLE_MARKER.sub("", new)
         new = _PREFACE.sub("", new)
+        new = _MIDLINE_PREFACE.sub("", new)
         new = _OVERRIDE.sub(REMOVED, new)
         if new == text:
             break
         text = new
     text = _SPACE_RUNS.sub(" ", _BLANK_RUNS.sub("\n\n", text))
     return text.strip()
+
+
+def instruction_flags(text: object) -> list[str]:
+    """The places in `text` that read as an order to the model or a command to run, each with a little context
+    (for the operator to read before pinning; the text itself is not changed)."""
+    if not isinstance(text, str):
+        return []
+    found: list[str] = []
+    for match in _INSTRUCTION_FLAGS.finditer(text):
+        start, end = max(match.start() - FLAG_CONTEXT, 0), min(match.end() + FLAG_CONTEXT, len(text))
+        snippet = " ".join(text[start:end].split())
+        found.append(("…" if start else "") + snippet + ("…" if end < len(text) else ""))
+    return found
 
 
 def clean_field(text: object, cap: int) -> str:
@@ -162,6 +199,7 @@ def _fence_excerpt(match: re.Match[str]) -> str:
 
 
 __all__ = [
+    "instruction_flags",
     "FIELD_CAPS",
     "INPUT_CHARS",
     "MISTAKE_CHARS",
