@@ -48,9 +48,15 @@ def visible_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 
 def fake_bwrap(tmp_path: Path, body: str) -> str:
-    """An executable standing in for bwrap (a real process: the backend runs it with its full argv)."""
+    """An executable standing in for bwrap (a real process: the backend runs it with its full argv, the options
+    in `--args FD` as bwrap reads them)."""
     path = tmp_path / "fake-bwrap"
-    path.write_text(f"#!{sys.executable}\nimport os, sys\nargs = sys.argv[1:]\n{body}\n")
+    expand = (
+        'if "--args" in args:\n'
+        '    i = args.index("--args")\n'
+        '    args = args[:i] + os.read(int(args[i + 1]), 1 << 20).decode().split("\\0")[:-1] + args[i + 2:]\n'
+    )
+    path.write_text(f"#!{sys.executable}\nimport os, sys\nargs = sys.argv[1:]\n{expand}{body}\n")
     path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     return str(path)
 

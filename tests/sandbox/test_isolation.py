@@ -278,3 +278,16 @@ def test_an_unknown_language_or_missing_workspace_is_a_sandbox_error(bwrap: Sand
         bwrap.run_sync("ruby", "puts 1", limits=QUICK)
     with pytest.raises(SandboxError, match="does not exist"):
         bwrap.run_sync("python", "pass", limits=QUICK, workspace=tmp_path / "missing")
+
+
+def test_the_sandbox_init_command_line_names_no_host_path(sandbox: SandboxBackend, secret_home: Path) -> None:
+    # bwrap is pid 1 inside; its options (the workspace's host path, the venv's, GHOST_HOME's) travel through
+    # `--args FD`, so /proc/1/cmdline shows only the program it runs.
+    workspace = secret_home / "workspace" / "session-x"
+    workspace.mkdir(parents=True)
+    result = py(sandbox, "print(open('/proc/1/cmdline', 'rb').read().replace(b'\\0', b' ').decode())", workspace)
+    assert result.ok, result.stderr
+    cmdline = result.stdout
+    assert "--args" in cmdline
+    for host_path in (str(workspace), str(secret_home), str(Path(__file__).resolve().parents[2])):
+        assert host_path not in cmdline

@@ -156,18 +156,23 @@ class BwrapSandbox(SandboxBackend):
             self.cgroups.execution(limits, extra_procs=BWRAP_OWN_PROCS) as cg,
         ):
             prepare_workspace(ws, self.host_uid, self.host_gid)
-            result = run_process(
-                self._argv(language, limits, str(ws), fd, cfg_fd),
-                env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
-                cwd="/",
-                limits=limits,
-                rlimits=rlimits_for(limits, nproc=self._nproc_rlimit),
-                backend=self.name,
-                stdin=stdin,
-                cgroup=cg,
-                pass_fds=(fd, cfg_fd),
-                signal_exit_base=True,
-            )
+            argv = self._argv(language, limits, str(ws), fd, cfg_fd)
+            # The options (host paths of the workspace, the venv, GHOST_HOME) go through `--args FD`, not the
+            # command line: bwrap is the sandbox's pid 1, and /proc/1/cmdline is readable from inside.
+            split = argv.index("--")
+            with memory_file("\0".join(argv[1:split]) + "\0") as args_fd:
+                result = run_process(
+                    [argv[0], "--args", str(args_fd), *argv[split:]],
+                    env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+                    cwd="/",
+                    limits=limits,
+                    rlimits=rlimits_for(limits, nproc=self._nproc_rlimit),
+                    backend=self.name,
+                    stdin=stdin,
+                    cgroup=cg,
+                    pass_fds=(fd, cfg_fd, args_fd),
+                    signal_exit_base=True,
+                )
         # bwrap and setpriv report their own failures as "<tool>: message" and exit 1 before the program runs
         first = result.stderr.split("\n", 1)[0]
         if result.exit_code == 1 and not result.stdout and first.startswith(("bwrap: ", "setpriv: ")):
