@@ -74,8 +74,9 @@ _PREFACE = re.compile(
 )
 # A preface that addresses the model, wherever in a line it stands ("… IMPORTANT SYSTEM NOTE FOR ALL FUTURE
 # SESSIONS: …"): words no code or ordinary request uses together, so removing them mid-line mangles nothing.
+_STAFF_NOTE = r"\b(?:system|admin(?:istrator)?|developer|operator)\s+(?:note|notice|message|instruction)s?\b"
 _MIDLINE_PREFACE = re.compile(
-    r"(?:\b(?:system|admin(?:istrator)?|developer|operator)\s+(?:note|notice|message|instruction)s?\b"
+    rf"(?:{_STAFF_NOTE}"
     r"|\b(?:for|in)\s+(?:all|every)\s+(?:future\s+|other\s+)?(?:sessions?|conversations?|chats?)\b"
     r"|\bnote\s+to\s+(?:the\s+)?(?:assistant|ai|model|llm|agent)\b"
     r")[ \t]*[:!]*[ \t]*",
@@ -90,7 +91,7 @@ _INSTRUCTION_FLAGS = re.compile(
     r"|\bbefore\s+(?:answering|replying|responding|you\s+answer)\b"
     r"|\b(?:always|never)\s+(?:run|execute|send|reply|answer|include|mention|tell|reveal|call)\b"
     r"|\byou\s+must\b|\b(?:important|urgent|attention)\s*[:!]"
-    r"|\b(?:system|admin(?:istrator)?|developer|operator)\s+(?:note|notice|message|instruction)s?\b"
+    rf"|{_STAFF_NOTE}"
     r"|\b(?:for|to)\s+(?:all|every)\s+(?:future\s+|other\s+)?(?:sessions?|conversations?|chats?|users?)\b",
     re.IGNORECASE,
 )

@@ -20,6 +20,7 @@ dict lookup.
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Callable
 from urllib.parse import urlsplit
 
 from ghost_agent.server.errors import ApiError
@@ -62,29 +63,26 @@ class HostPolicy:
             address = ipaddress.ip_address(host)
         except ValueError:
             return False
-        return address.is_loopback or self.any_ip or host in self.names
+        return address.is_loopback or self.any_ip
 
     def host_allowed(self, raw: bytes | None) -> bool:
         """Whether a request's Host header names this daemon (absent: yes, it is not a browser's request)."""
-        if raw is None or self.disabled:
-            return True
-        cached = self._hosts.get(raw)
-        if cached is None:
-            cached = self.name_allowed(_host_of(raw.decode("latin-1")))
-            if len(self._hosts) < _CACHE_MAX:
-                self._hosts[raw] = cached
-        return cached
+        return self._decide(self._hosts, raw, lambda value: self.name_allowed(_host_of(value)))
 
     def origin_allowed(self, raw: bytes | None) -> bool:
         """Whether a request's Origin is the daemon's own page or a CORS-allowed one (absent: yes)."""
+        return self._decide(self._origins, raw, lambda value: self._origin_allowed(value.strip()))
+
+    def _decide(self, cache: dict[bytes, bool], raw: bytes | None, decide: Callable[[str], bool]) -> bool:
+        """`decide` on a header value, remembered per value (a bounded cache: a flood only costs the parse)."""
         if raw is None or self.disabled:
             return True
-        cached = self._origins.get(raw)
-        if cached is None:
-            cached = self._origin_allowed(raw.decode("latin-1").strip())
-            if len(self._origins) < _CACHE_MAX:
-                self._origins[raw] = cached
-        return cached
+        allowed = cache.get(raw)
+        if allowed is None:
+            allowed = decide(raw.decode("latin-1"))
+            if len(cache) < _CACHE_MAX:
+                cache[raw] = allowed
+        return allowed
 
     def _origin_allowed(self, origin: str) -> bool:
         lowered = origin.lower().rstrip("/")
