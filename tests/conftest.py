@@ -17,6 +17,7 @@ from ghost_agent.llm.fake_server import FakeOpenAIServer, serve_in_thread
 from ghost_agent.llm.scripted import ScriptedBackend
 from ghost_agent.sandbox import SandboxBackend, SandboxError, get_sandbox
 from ghost_agent.server import build_app
+from ghost_agent.server.runner import http_protocol
 from ghost_agent.settings import Settings
 
 
@@ -95,7 +96,7 @@ def daemon_on_port(settings: Settings, backend: LLMBackend | None = None) -> Ite
     """The daemon under a real uvicorn on a loopback port (its own thread and loop); yields the base url."""
     app = build_app(settings, backend)
     try:
-        with serve_in_thread(app) as url:
+        with serve_in_thread(app, http=http_protocol(settings, app)) as url:
             yield url
     finally:
         structlog.reset_defaults()

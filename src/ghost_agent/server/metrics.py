@@ -35,6 +35,11 @@ class Metrics:
         )
         self.tokens = Counter("ghost_tokens", "Tokens processed by the backend.", ["kind"], registry=self.registry)
         self.in_flight = Gauge("ghost_requests_in_flight", "Requests being served.", registry=self.registry)
+        # Connections refused by the HTTP limits before the app saw them (server/http_limits.py).
+        self.http_refused = Counter(
+            "ghost_http_refused", "Requests refused before the app by reason (header or body size, timeouts).",
+            ["reason"], registry=self.registry,
+        )
         self.backend_errors = Counter(
             "ghost_backend_errors", "Backend failures by HTTP status returned.", ["status"], registry=self.registry
         )

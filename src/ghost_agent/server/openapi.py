@@ -20,9 +20,14 @@ _DESCRIPTIONS = {
     404: "Not found: `GET /v1/models/{id}` for a model this daemon does not serve (`model_not_found`), or the "
     "upstream does not know what was asked for (its message is passed through).",
     409: "The upstream refused the request as conflicting; its message is passed through.",
-    413: "Request body larger than max_request_bytes.",
+    408: "The request's headers or body took too long to arrive (header_timeout_s, body_timeout_s); the "
+    "connection is closed.",
+    413: "Request body larger than max_request_bytes (announced by Content-Length, or received), refused before auth.",
+    414: "Request target longer than max_request_line_bytes, refused before auth.",
     422: "Well-formed request the backend cannot process.",
     429: "The upstream is rate-limiting (its `Retry-After` is passed through).",
+    431: "Request line and headers larger than max_header_bytes, or more than max_headers fields; refused before "
+    "auth.",
     500: "A bug in the daemon: the reply says only where to look (the daemon log, by `x-request-id`).",
     501: "Not served by this daemon's backend or turned off (e.g. `--embeddings off`); the message says how to "
     "enable it.",
@@ -30,9 +35,10 @@ _DESCRIPTIONS = {
     503: "The backend is busy or still loading the model, or the daemon is shutting down (see `Retry-After`).",
     504: "The upstream did not answer in time.",
 }
-# What the middleware or the error handlers may answer on any route: a bad Content-Length, a foreign Host or
-# Origin, a body over the cap, a bug, a request abandoned at shutdown.
-EVERY_ROUTE = (400, 403, 413, 500, 503)
+# What the HTTP limits, the middleware or the error handlers may answer on any route: a slow head or body, a
+# bad Content-Length, a foreign Host or Origin, a body over the cap, a long target or large headers, a bug, a
+# request abandoned at shutdown.
+EVERY_ROUTE = (400, 403, 408, 413, 414, 431, 500, 503)
 
 
 SSE_MEDIA_TYPE = "text/event-stream"

@@ -18,6 +18,7 @@ from ghost_agent.home import GhostHome
 from ghost_agent.logging import get_logger
 from ghost_agent.privacy.redact import redact_url
 from ghost_agent.server.app import build_app
+from ghost_agent.server.http_limits import HttpLimits, LimitedHttpProtocol, limited_protocol
 from ghost_agent.settings import Settings
 
 log = get_logger("server")
@@ -54,6 +55,18 @@ class GhostServer(uvicorn.Server):
                 signal.signal(sig, handler)
 
 
+def http_protocol(settings: Settings, app: Any) -> type[LimitedHttpProtocol]:
+    """uvicorn's HTTP protocol with the request limits of `settings.server`; each refusal is counted and
+    logged (`http_refused`)."""
+    metrics = app.state.ctx.metrics
+
+    def refused(reason: str, status: int, request_id: str) -> None:
+        metrics.http_refused.labels(reason).inc()
+        log.warning("http_refused", reason=reason, status=status, request_id=request_id or None)
+
+    return limited_protocol(HttpLimits.from_settings(settings.server), refused)
+
+
 def uvicorn_config(settings: Settings, app: Any) -> uvicorn.Config:
     """uvicorn settings for the daemon: our log replaces the access log; uvloop/httptools when present."""
     return uvicorn.Config(
@@ -61,6 +74,7 @@ def uvicorn_config(settings: Settings, app: Any) -> uvicorn.Config:
         host=settings.server.host,
         port=settings.server.port,
         lifespan="on",
+        http=http_protocol(settings, app),
         access_log=False,
         log_level="warning",
         # uvicorn annotates an int but awaits with asyncio.wait_for: a fractional grace is honoured as given.

@@ -49,6 +49,11 @@ class ServerSettings:
     api_key: str | None = None
     insecure_no_auth: bool = False
     max_request_bytes: int = 4 * 1024 * 1024
+    max_request_line_bytes: int = 8 * 1024
+    max_header_bytes: int = 32 * 1024
+    max_headers: int = 100
+    header_timeout_s: float = 10.0
+    body_timeout_s: float = 30.0
     shutdown_grace_s: float = 10.0
     max_n: int = 4
     cors_allow_origins: str | None = None

@@ -94,6 +94,22 @@ TABLE: tuple[Key, ...] = (
     Key("server", "api_key", "Require `Authorization: Bearer <key>` on /v1/* and /metrics."),
     Key("server", "insecure_no_auth", "Allow binding a non-loopback host without an api key."),
     Key("server", "max_request_bytes", "Largest accepted request body in bytes (larger -> 413).", lo=1024),
+    Key("server", "max_request_line_bytes",
+        "Longest request target (path and query) in bytes; longer -> 414, before auth.", lo=256,
+    ),
+    Key("server", "max_header_bytes",
+        "Largest request line plus headers in bytes; larger -> 431, before auth (memory per connection is "
+        "bounded by it).", lo=1024,
+    ),
+    Key("server", "max_headers", "Most header fields in one request; more -> 431, before auth.", lo=8),
+    Key("server", "header_timeout_s",
+        "Seconds a request's line and headers may take to arrive from its first byte -> 408 (a connection "
+        "that sends nothing is closed after it).", lo=0.05,
+    ),
+    Key("server", "body_timeout_s",
+        "Seconds a request body may take to arrive once its headers have -> 408 (stops slow-trickle clients).",
+        lo=0.05,
+    ),
     Key("server", "shutdown_grace_s", "Seconds in-flight requests get to finish on SIGTERM.", lo=0),
     Key("server", "max_n",
         "Largest `n` (choices per chat request) accepted; each choice is a full completion or agent turn, so "
