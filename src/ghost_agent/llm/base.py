@@ -71,9 +71,13 @@ class LLMBackend(abc.ABC):
     # decides). A request with other parts is refused with a 400 naming the part (docs/openai-api.md).
     content_parts: frozenset[str] | None = None
     # The model's context in tokens, where this backend knows it (the embedded model's n_ctx): no reply can be
-    # longer, so a client's `max_tokens` is bounded by it (`wire.bound_max_tokens`). None: the upstream bounds
-    # its own.
+    # longer, so a client's `max_tokens` is bounded by it (`wire.bound_max_tokens`). None: unknown.
     context_tokens: int | None = None
+
+    def context_limit(self, model: object = None) -> int | None:
+        """The context in tokens of `model` (the name sent to the backend), where known; None: the backend
+        bounds its own. One model per backend by default: `context_tokens`."""
+        return self.context_tokens
 
     async def start(self) -> None:  # noqa: B027 - optional hook
         """Acquire resources (connection pool, loaded model). Called once by the server lifespan."""

@@ -58,7 +58,10 @@ class FakeOpenAIServer:
         elif path == "/v1/embeddings" and method == "POST":
             await self._embeddings(body, send)
         elif path == "/v1/models":
-            data = [{"id": self.backend.model, "object": "model", "created": 0, "owned_by": "fake"}]
+            entry: dict[str, Any] = {"id": self.backend.model, "object": "model", "created": 0, "owned_by": "fake"}
+            if self.backend.context_tokens is not None:
+                entry["max_model_len"] = self.backend.context_tokens  # as vLLM reports it
+            data = [entry]
             await _json(send, 200, {"object": "list", "data": data})
         elif path == "/health":
             await _json(send, 200, {"status": "ok"})

@@ -139,6 +139,7 @@ class HttpUpstreamBackend(LLMBackend):
         # Absolute, pre-parsed URLs: merging a relative path into base_url costs ~60 us per request.
         self._chat_url = httpx.URL(f"{self.base_url}/chat/completions")
         self._models_url = httpx.URL(f"{self.base_url}/models")
+        self.model_contexts: dict[str, int] = {}  # model id -> context length, as its /v1/models entry says
         self._completions_url = httpx.URL(f"{self.base_url}/completions")
         self._embeddings_url = httpx.URL(f"{self.base_url}/embeddings")
 
@@ -292,12 +293,41 @@ class HttpUpstreamBackend(LLMBackend):
         )
 
     async def list_models(self) -> list[str]:
+        """The ids the upstream lists; the context length each reports is noted for `context_limit`."""
         try:
             response = await self.client.get(self._models_url, timeout=2.0)
             data = response.json().get("data", [])
-            return [str(m["id"]) for m in data if isinstance(m, dict) and "id" in m]
+            models = [m for m in data if isinstance(m, dict) and "id" in m]
         except (httpx.HTTPError, ValueError, AttributeError, TypeError):
             return []  # whatever the upstream answered, /v1/models falls back to our own name
+        for model in models:
+            context = model_context_length(model)
+            if context is not None:
+                self.model_contexts[str(model["id"])] = context
+        return [str(m["id"]) for m in models]
+
+    def context_limit(self, model: object = None) -> int | None:
+        """The context the upstream reported for `model` in its model list (None: not reported, the upstream
+        bounds its own `max_tokens`)."""
+        return self.model_contexts.get(model) if isinstance(model, str) else None
+
+
+# Where OpenAI-compatible servers report a model's context in their /v1/models entries: vLLM
+# (`max_model_len`), LM Studio and OpenRouter (`max_context_length`, `context_length`), llama.cpp's server
+# (`meta.n_ctx`, else the trained `meta.n_ctx_train`).
+_CONTEXT_FIELDS = ("max_model_len", "max_context_length", "context_length")
+
+
+def model_context_length(entry: dict[str, object]) -> int | None:
+    """The context length a /v1/models entry reports, if any (a positive int)."""
+    meta = entry.get("meta")
+    candidates = [entry.get(name) for name in _CONTEXT_FIELDS]
+    if isinstance(meta, dict):
+        candidates += [meta.get("n_ctx"), meta.get("n_ctx_train")]
+    for value in candidates:
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None
 
 
 def _connect_error(url: str, exc: Exception) -> BackendError:

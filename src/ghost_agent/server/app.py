@@ -91,7 +91,7 @@ def build_pipeline(
             CorrectionStage(services, hooks=[reflection.on_correction] if reflection is not None else None),
             MemoryStage(services),
             RouterStage(services),
-            PrepareStage(names if names is not None else settings.backend.model, services.backend.context_tokens),
+            PrepareStage(names if names is not None else settings.backend.model, services.backend.context_limit),
             RespondStage(services),
             ReplyModelStage(),  # last: every reply names the same model, whichever path produced it
         ],
@@ -187,9 +187,11 @@ async def _start_backend(ctx: AppContext) -> None:
         ctx.backend_error = str(exc) or repr(exc)
         log.error("backend_failed", kind=ctx.backend.kind, error=ctx.backend_error)
         return
-    if ctx.backend.kind == "http" and ctx.models.forward is None:
-        # Advertise what the upstream serves rather than a made-up name (under an alias: what serves it).
-        ctx.models.discovered(await ctx.backend.list_models())
+    if ctx.backend.kind == "http":
+        listed = await ctx.backend.list_models()  # also notes each model's context, where the upstream says
+        if ctx.models.forward is None:
+            # Advertise what the upstream serves rather than a made-up name (under an alias: what serves it).
+            ctx.models.discovered(listed)
     ctx.backend_ready.set()
     log.info("backend_ready", kind=ctx.backend.kind, model=ctx.served_model)
 

@@ -4,7 +4,7 @@ backend call of the fast path (BackendCallStage), and the model name every reply
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 from ghost_agent.agent.turn import Turn
 from ghost_agent.jsonsafe import JSON
@@ -35,22 +35,25 @@ class PrepareStage:
     The forwarded model name follows `ModelNames` (the configured `model`, the upstream's default under an
     alias, else the client's); the name the reply will carry is noted in `turn.state.reply_model` for
     `ReplyModelStage`. Streaming requests always ask the backend for usage (the server counts tokens) and the
-    usage chunk is withheld from clients that did not ask for it. A `max_tokens` beyond the model's context
-    (`context_tokens`, where the backend knows it) is cut to it: no reply could be longer.
+    usage chunk is withheld from clients that did not ask for it. A `max_tokens` beyond the forwarded model's
+    context (`context_limit(model)`, where the backend knows it) is cut to it: no reply could be longer.
     """
 
     name = "prepare"
 
-    def __init__(self, names: ModelNames | str | None, context_tokens: int | None = None) -> None:
+    def __init__(
+        self, names: ModelNames | str | None, context_limit: Callable[[object], int | None] | None = None
+    ) -> None:
         if not isinstance(names, ModelNames):  # a bare forwarded name (None: the client's goes through)
             names = ModelNames(advertised=names or "", forward=names or None)
         self.names = names
-        self.context_tokens = context_tokens
+        self.context_limit = context_limit
 
     async def run(self, turn: Turn) -> None:
         body = turn.body
         turn.state.reply_model = self.names.apply(body)
-        bound_max_tokens(body, self.context_tokens)
+        if self.context_limit is not None:
+            bound_max_tokens(body, self.context_limit(body.get("model")))
         if turn.stream:
             opts = body.get("stream_options")
             body["stream_options"] = {**(opts if isinstance(opts, dict) else {}), "include_usage": True}

@@ -63,7 +63,7 @@ async def create_completion(body: CompletionRequest, request: Request) -> Any:
     model = ctx.models.apply(raw)
     state = request.scope["state"]
     backend = ctx.backend
-    wire.bound_max_tokens(raw, backend.context_tokens)
+    wire.bound_max_tokens(raw, backend.context_limit(raw.get("model")))
     try:
         if not raw.get("stream"):
             result = await run_until_disconnect(request.receive, backend.text_completion(raw))
