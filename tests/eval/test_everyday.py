@@ -11,10 +11,10 @@ from collections import Counter
 import pytest
 
 from ghost_agent.eval.delivery import failed_checks
-from ghost_agent.eval.reward import FailureLabel, RewardAdapter
 from ghost_agent.eval.suites import everyday, load_suite
 from ghost_agent.eval.task import EvalTask
 from ghost_agent.eval.verifiers import delivered, get_verifier
+from ghost_agent.learned.reward import FailureLabel, RewardAdapter
 from ghost_agent.sandbox import SandboxBackend
 from tests.eval.everyday_replies import (
     GOOD_REPLIES,

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from ghost_agent.eval.reward import FailureLabel, Reward, RewardAdapter, RewardError, group_advantage
 from ghost_agent.eval.verifiers import contains, is_refusal, mcq_letter, numeric_match
+from ghost_agent.learned.reward import FailureLabel, Reward, RewardAdapter, RewardError, group_advantage
 
 # --- FailureLabel ---------------------------------------------------------------------------------------------
 

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from ghost_agent.eval.reward import FailureLabel, RewardAdapter
 from ghost_agent.eval.verifiers import (
     SANDBOX_VERIFIERS,
     VERIFIERS,
@@ -29,6 +28,7 @@ from ghost_agent.eval.verifiers import (
     numeric_match,
     regex_match,
 )
+from ghost_agent.learned.reward import FailureLabel, RewardAdapter
 from ghost_agent.sandbox import ExecLimits, ExecResult, Isolation, SandboxBackend, SandboxError, get_sandbox
 from tests.conftest import make_settings
 

@@ -20,11 +20,11 @@ import orjson
 
 from ghost_agent import __version__
 from ghost_agent.eval.network_guard import NetworkEgressError, no_external_network
-from ghost_agent.eval.reward import FailureLabel, Reward, RewardAdapter
 from ghost_agent.eval.runners import Runner, RunnerReply
 from ghost_agent.eval.task import EvalTask, SuiteResult, TaskOutcome
 from ghost_agent.eval.verifiers import get_verifier
 from ghost_agent.jsonsafe import JSON
+from ghost_agent.learned.reward import FailureLabel, Reward, RewardAdapter
 from ghost_agent.logging import get_logger
 from ghost_agent.sandbox.base import SandboxBackend
 

@@ -2,7 +2,7 @@
 
 A task is a prompt plus a deterministic verifier named from `eval/verifiers.py` (with its expected value and
 keyword arguments). A runner produces the model's reply; the verifier, wrapped by the reward adapter
-(`eval/reward.py`), turns it into a `Reward` tuple. `SuiteResult` is the schema-tagged JSON that `freeze`
+(`learned/reward.py`), turns it into a `Reward` tuple. `SuiteResult` is the schema-tagged JSON that `freeze`
 writes and `compare` reads.
 """
 

@@ -250,7 +250,7 @@ class RewardAdapter:
         if not predicted.strip():
             return FailureLabel.EMPTY
         if self.detect_refusal:
-            from ghost_agent.eval.verifiers import is_refusal
+            from ghost_agent.text.refusal import is_refusal
 
             if is_refusal(predicted) >= 1.0:
                 aux["refusal"] = True
