@@ -9,16 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from ghost_agent.agent.checking.code_program import (
+from ghost_agent.eval.suites import load_suite
+from ghost_agent.eval.suites.humaneval import INSTRUCTION, PROBLEM_COUNT, load_problems, task_for
+from ghost_agent.sandbox import ExecLimits, ExecResult, Isolation, SandboxBackend, SandboxRefused
+from ghost_agent.sandbox.code_program import (
     arun_humaneval,
     assemble_program,
     extract_code,
     humaneval_limits,
     run_humaneval,
 )
-from ghost_agent.eval.suites import load_suite
-from ghost_agent.eval.suites.humaneval import INSTRUCTION, PROBLEM_COUNT, load_problems, task_for
-from ghost_agent.sandbox import ExecLimits, ExecResult, Isolation, SandboxBackend, SandboxRefused
 from tests.sandbox.conftest import hide_bwrap
 
 PROBLEMS = {p["task_id"]: p for p in load_problems()}

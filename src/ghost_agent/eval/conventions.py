@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ghost_agent.agent.checking.code_program import extract_code
+from ghost_agent.sandbox.code_program import extract_code
 from ghost_agent.text.fences import find_fences
 
 

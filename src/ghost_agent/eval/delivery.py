@@ -28,9 +28,9 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ghost_agent.agent.checking.code_program import assemble_program
 from ghost_agent.eval.numbers import numbers_in
 from ghost_agent.sandbox.base import ExecLimits, SandboxBackend
+from ghost_agent.sandbox.code_program import assemble_program
 from ghost_agent.text.fences import find_fences, strip_fences
 
 Check = Mapping[str, Any]

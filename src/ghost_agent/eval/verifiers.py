@@ -6,7 +6,7 @@ code in this process: `code_tests` executes the reply in our sandbox. A verifier
 only when the *task* is malformed (an empty pattern, an unparsable expected number) - the adapter turns that into
 a CRASH reward, never a scored miss.
 
-`extract_code` (shared with the HumanEval executor, `agent/checking/code_program.py`) and the number readers
+`extract_code` (shared with the HumanEval executor, `sandbox/code_program.py`) and the number readers
 `numbers_in`, `last_number` (`eval/numbers.py`, shared with the `number` check of `eval/delivery.py`) are re-exported
 here.
 
@@ -25,10 +25,10 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ghost_agent.agent.checking.code_program import assemble_program, extract_code
 from ghost_agent.eval.delivery import failed_checks
 from ghost_agent.eval.numbers import last_number, numbers_in
 from ghost_agent.sandbox.base import ExecLimits, SandboxBackend
+from ghost_agent.sandbox.code_program import assemble_program, extract_code
 from ghost_agent.text.refusal import is_refusal
 
 Verifier = Callable[..., float]

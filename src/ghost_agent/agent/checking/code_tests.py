@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ghost_agent.agent.checking.claims import parses
-from ghost_agent.agent.checking.code_program import assemble_program, extract_code
 from ghost_agent.privacy.redact import redact_text
+from ghost_agent.sandbox.code_program import assemble_program, extract_code
 from ghost_agent.text.fences import find_fences
 
 REPORT_MARK = "__GHOST_CHECK_REPORT__"

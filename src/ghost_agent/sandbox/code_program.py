@@ -17,7 +17,8 @@ import asyncio
 import re
 import textwrap
 
-from ghost_agent.sandbox import ExecLimits, ExecResult, SandboxBackend, get_sandbox
+from ghost_agent.sandbox.base import ExecLimits, ExecResult, SandboxBackend
+from ghost_agent.sandbox.detect import get_sandbox
 from ghost_agent.text.fences import find_fences
 
 DEFAULT_TIMEOUT_S = 10.0
