@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ghost_agent.eval.numbers import last_number, numbers_in
+from ghost_agent.text.numbers import last_number, numbers_in
 
 
 @pytest.mark.parametrize(("text", "number"), [

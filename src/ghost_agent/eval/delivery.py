@@ -28,10 +28,10 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ghost_agent.eval.numbers import numbers_in
 from ghost_agent.sandbox.base import ExecLimits, SandboxBackend
 from ghost_agent.sandbox.code_program import assemble_program
 from ghost_agent.text.fences import find_fences, strip_fences
+from ghost_agent.text.numbers import numbers_in
 
 Check = Mapping[str, Any]
 

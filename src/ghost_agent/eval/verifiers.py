@@ -7,7 +7,7 @@ only when the *task* is malformed (an empty pattern, an unparsable expected numb
 a CRASH reward, never a scored miss.
 
 `extract_code` (shared with the HumanEval executor, `sandbox/code_program.py`) and the number readers
-`numbers_in`, `last_number` (`eval/numbers.py`, shared with the `number` check of `eval/delivery.py`) are re-exported
+`numbers_in`, `last_number` (`text/numbers.py`, shared with the `number` check of `eval/delivery.py`) are re-exported
 here.
 
 Verifiers that extract an answer before comparing (`numeric_match`, `mcq_letter`, `answer_line`) carry an
@@ -26,9 +26,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ghost_agent.eval.delivery import failed_checks
-from ghost_agent.eval.numbers import last_number, numbers_in
 from ghost_agent.sandbox.base import ExecLimits, SandboxBackend
 from ghost_agent.sandbox.code_program import assemble_program, extract_code
+from ghost_agent.text.numbers import last_number, numbers_in
 from ghost_agent.text.refusal import is_refusal
 
 Verifier = Callable[..., float]
