@@ -49,6 +49,14 @@ class GhostHome:
         return self.system / "selfhood"
 
     @property
+    def selfplay(self) -> Path:
+        return self.system / "selfplay"
+
+    @property
+    def frontier(self) -> Path:
+        return self.selfplay / "frontier.json"
+
+    @property
     def eval(self) -> Path:
         return self.system / "eval"
 
@@ -74,6 +82,7 @@ class GhostHome:
             self.router_checkpoint.parent,
             self.skills,
             self.selfhood,
+            self.selfplay,
             self.eval,
             self.logs,
             self.workspace,
