@@ -174,7 +174,7 @@ async def test_status_document(tmp_path: Path) -> None:
     assert rows["selfhood"]["built"] is True
     assert rows["selfhood"]["last_result"]["data"]["narrative"] == "nothing to tell yet"
     play = rows["self_play"]
-    assert play["built"] is False  # phase 3 has its row, reported as not built
+    assert play["built"] is True
     assert play["runs"] == 0 and play["skip_reason"].startswith("idle 10s < window start 36s")
     assert play["next_eligible_in_s"] == 26.0
     assert rows["retrain"]["cooldown_s"] == 108.0  # --prm-train-cooldown 3 h, scaled

@@ -43,6 +43,13 @@ class Turn:
     # The finishers that already ran on this turn (`TurnPipeline.finish`: the recording one before the last byte,
     # the rest after delivery): each runs once however often the turn is finished.
     finished: set[str] = field(default_factory=set)
+    # Who asked: a client ("chat"), or the daemon itself practising ("self_play"), whose turn is graded by a
+    # validator: the record then takes its `cluster`, `outcome` ("passed" / "failed", weighted as the agent's own
+    # check) and `record_labels` (merged into the trajectory's `extra`) as they are.
+    source: str = "chat"
+    cluster: str | None = None
+    outcome: str | None = None
+    record_labels: JSON = field(default_factory=dict)
 
     def elapsed_ms(self) -> float:
         """Milliseconds since the turn started."""

@@ -20,9 +20,12 @@ from ghost_agent.llm.gate import ModelGate
 from ghost_agent.llm.model_names import ModelNames
 from ghost_agent.prm.scorer import PRMScorer
 from ghost_agent.router.dispatch import Router
+from ghost_agent.sandbox.base import SandboxBackend
 from ghost_agent.sandbox.detect import Detection
 from ghost_agent.sandbox.workspace import Workspaces
+from ghost_agent.selfplay.practice import Grader, PracticeTurn
 from ghost_agent.server.metrics import Metrics
+from ghost_agent.server.practice import practice_turn
 from ghost_agent.settings import Settings
 from ghost_agent.trajectories.collector import TrajectoryCollector
 from ghost_agent.watchdog.clock import ActivityClock
@@ -112,6 +115,18 @@ class AppContext:
     def reflector(self) -> Reflector | None:
         """The Reflector the watchdog's reflection backstop runs (None: --no-reflection)."""
         return None if self.reflection is None else self.reflection.reflector
+
+    @property
+    def sandbox_backend(self) -> SandboxBackend | None:
+        """The sandbox code runs in (None until probed, or when none may run)."""
+        return self.agent_services.sandbox
+
+    async def practice_turn(
+        self, prompt: str, *, session_id: str, files: dict[str, str], grade: Grader
+    ) -> PracticeTurn:
+        """One self-play turn: run, graded, recorded (`server/practice.py`)."""
+        return await practice_turn(self.pipeline, self.model_gate, self.workspaces, prompt, session_id=session_id,
+                                   files=files, grade=grade)
 
     def spawn(self, coro: Coroutine[Any, Any, Any], name: str, *, service: bool = False) -> asyncio.Task[Any]:
         """Start a background task that is held (never fire-and-forget) until it ends or shutdown.

@@ -173,6 +173,8 @@ class LearningSettings:
     retrain_holdout_fraction: float = 0.2
     frontier_selfplay: bool = True
     frontier_uniform_sample_prob: float = 0.2
+    selfplay_tasks_per_pass: int = 3
+    selfplay_attempts: int = 2
     reflection: bool = True
     reflection_timeout_s: float = 120.0
     reflection_max_tokens: int = 384

@@ -273,6 +273,10 @@ TABLE: tuple[Key, ...] = (
     Key("learning", "frontier_uniform_sample_prob",
         "Chance a self-play tick ignores frontier weighting.", lo=0.0, hi=1.0,
     ),
+    Key("learning", "selfplay_tasks_per_pass", "Tasks one self-play pass (phase 3) sets itself.", lo=0, hi=100),
+    Key("learning", "selfplay_attempts",
+        "Attempts per self-play task (several give a pass rate and pass/fail pairs of one task).", lo=1, hi=10,
+    ),
     Key("learning", "reflection",
         "Reflect on failed turns: a user correction at once (after the reply), the rest in the watchdog's "
         "reflection backstop; the lessons go to the lesson store.",

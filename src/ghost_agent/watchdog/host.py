@@ -5,7 +5,8 @@ runner see these members and nothing else, and nothing under `watchdog/` imports
 any object with the same members.
 
 - `PhaseHost`: what a running phase reads through `PhaseContext.app` (settings, the home, the backend, the
-  trajectory store, the model names, the live PRM and router, the lesson store, selfhood, the reflector).
+  trajectory store, the model names, the live PRM and router, the lesson store, selfhood, the reflector, the
+  sandbox, and the practice turn self-play runs).
 - `PhaseMetrics`: the two metrics the runner records per phase run.
 """
 
@@ -23,7 +24,9 @@ if TYPE_CHECKING:
     from ghost_agent.prm.scorer import PRMScorer
     from ghost_agent.reflection.reflector import Reflector
     from ghost_agent.router.dispatch import Router
+    from ghost_agent.sandbox.base import SandboxBackend
     from ghost_agent.selfhood.service import Selfhood
+    from ghost_agent.selfplay.practice import Grader, PracticeTurn
     from ghost_agent.settings import Settings
     from ghost_agent.trajectories.collector import TrajectoryCollector
 
@@ -70,6 +73,15 @@ class PhaseHost(Protocol):
     @property
     def reflector(self) -> Reflector | None:
         """The Reflector the reflection backstop runs (None: --no-reflection)."""
+
+    @property
+    def sandbox_backend(self) -> SandboxBackend | None:
+        """The sandbox code runs in (None until probed, or when none may run)."""
+
+    async def practice_turn(
+        self, prompt: str, *, session_id: str, files: dict[str, str], grade: Grader
+    ) -> PracticeTurn:
+        """Self-play: the chat turn on `prompt`, in-process at low priority, graded and recorded."""
 
 
 class PhaseMetrics(Protocol):

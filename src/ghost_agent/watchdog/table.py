@@ -17,6 +17,7 @@ from ghost_agent.watchdog.phases.journal_drain import JournalDrainPhase
 from ghost_agent.watchdog.phases.reflection import ReflectionPhase
 from ghost_agent.watchdog.phases.rem_dream import RemDreamPhase
 from ghost_agent.watchdog.phases.retrain import RetrainPhase
+from ghost_agent.watchdog.phases.self_play import SelfPlayPhase
 from ghost_agent.watchdog.phases.selfhood import SelfhoodPhase
 from ghost_agent.watchdog.phases.skills_auto import SkillsAutoPhase
 
@@ -74,6 +75,10 @@ PHASES: dict[str, PhaseFactory] = {
         timing, min_support=settings.learning.skills_min_support, batch=settings.learning.skills_scan_batch
     ),
     "selfhood": lambda timing, settings: SelfhoodPhase(timing, narrative=settings.learning.selfhood_narrative),
+    "self_play": lambda timing, settings: SelfPlayPhase(
+        timing, tasks=settings.learning.selfplay_tasks_per_pass, attempts=settings.learning.selfplay_attempts,
+        frontier=settings.learning.frontier_selfplay, uniform_prob=settings.learning.frontier_uniform_sample_prob,
+    ),
 }
 
 

@@ -66,10 +66,12 @@ def build_trajectory(turn: Turn, error: BaseException | None) -> Trajectory:
     elif error is not None:
         extra["error"] = repr(error)
     extra.update(turn.state.record_extra())
+    extra.update(turn.record_labels)
     return Trajectory(
         id=turn.trajectory_id,
         session_id=turn.session_id,
-        source=Source.CHAT.value,
+        source=Source(turn.source).value,
+        cluster=turn.cluster,
         user_request=wire.last_user_text(turn.body),
         steps=list(turn.state.steps),
         final_response=content,
@@ -84,7 +86,12 @@ def build_trajectory(turn: Turn, error: BaseException | None) -> Trajectory:
 
 
 def settle_outcome(traj: Trajectory, turn: Turn, error: BaseException | None, refute_confidence: float) -> None:
-    """Outcome after the heuristics: backend death of an agent turn → FAILED; else a confident verdict."""
+    """Outcome after the heuristics: a validator's verdict (self-play) decides outright; else backend death of
+    an agent turn → FAILED; else a confident verifier verdict."""
+    if turn.outcome is not None:
+        traj.outcome = Outcome(turn.outcome)
+        traj.extra["outcome_source"] = "self"
+        return
     if traj.outcome is not Outcome.UNKNOWN:
         return
     agent_turn = turn.state.route is not None and turn.state.route.agent
