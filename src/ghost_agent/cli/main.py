@@ -1,4 +1,4 @@
-"""`ghost-agent` command line: serve | logs | doctor | trajectories | lessons | skills | config.
+"""`ghost-agent` command line: serve | logs | doctor | trajectories | lessons | skills | selfplay | config.
 
 `serve` flags are generated from the Settings fields, so every setting has a flag, an env var and a config
 key by construction. Invalid values are usage errors (exit 2) that name the valid range.
@@ -96,6 +96,10 @@ def build_parser() -> argparse.ArgumentParser:
     from ghost_agent.cli.status import add_subparser as add_status
 
     add_status(sub)
+
+    from ghost_agent.cli.selfplay import add_subparser as add_selfplay
+
+    add_selfplay(sub, add_settings_flags)
 
     config = sub.add_parser(
         "config",
