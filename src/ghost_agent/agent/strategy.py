@@ -154,7 +154,9 @@ class CodeOutcome:
 class Computed:
     """A quantitative answer computed by a program: its number (`value`, None when it printed none), the
     draft's own final number, whose program it was (`draft` or `program`); after a disagreement the second
-    program's number (`second`, asked when `voted`), and `trusted` when it agreed with the first."""
+    program's number (`second`, asked when `voted`), and `trusted` when it agreed with the first. `repair`:
+    the first program failed and was repaired from its traceback ("ok" when the fix ran, "failed" if not);
+    `data`: how many pasted data blocks were saved for the program to read."""
 
     value: float | None
     draft: float | None
@@ -162,9 +164,15 @@ class Computed:
     voted: bool = False
     second: float | None = None
     trusted: bool = False
+    repair: str | None = None
+    data: int = 0
 
     def to_json(self) -> JSON:
         out: JSON = {"value": self.value, "draft": self.draft, "source": self.source}
+        if self.repair is not None:
+            out["repair"] = self.repair
+        if self.data:
+            out["data"] = self.data
         if self.voted:
             out["second"] = self.second
         if self.trusted:

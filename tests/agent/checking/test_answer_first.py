@@ -284,3 +284,45 @@ async def test_only_json_is_extracted_from_a_chatty_reply(ctx: ToolContext, regi
     llm = backend('Sure! Here it is:\n```json\n{"name": "Ada", "age": 36}\n```\nLet me know.')
     result = await answer(llm, ctx, registry, request)
     assert result.final_text == '{"name": "Ada", "age": 36}' and result.llm_calls == 1
+
+
+# --------------------------------------------------------------------- pasted data and program repair
+
+CSV_REQUEST = ("here is a CSV of last month's sales:\n\nregion,product,units,revenue\nWest,widget,3,120\n"
+               "East,gadget,1,80\nWest,gizmo,2,200.5\nNorth,widget,4,99\n\nWhat is the total revenue for the West "
+               "region? Reply with just the number.")
+
+
+async def test_pasted_data_is_handed_to_the_program_and_a_failing_program_is_repaired_once(
+    ctx: ToolContext, registry: ToolRegistry
+) -> None:
+    undefined = "```python\ntotal = sum(float(r['revenue']) for r in data if r['region'] == 'West')\nprint(total)\n```"
+    reads_file = ("```python\nimport csv\nrows = csv.DictReader(open('request-data.csv'))\n"
+                  "print(sum(float(r['revenue']) for r in rows if r['region'] == 'West'))\n```")
+    llm = backend("250", undefined, reads_file, reads_file, "The West rows are 120 and 200.5, so 320.5.")
+    result = await answer(llm, ctx, registry, CSV_REQUEST)
+    program_prompt, repair_prompt = last_user(llm.requests[1]), last_user(llm.requests[2])
+    assert "`request-data.csv`" in program_prompt  # told where the pasted table is
+    assert "NameError" in repair_prompt and "name 'data' is not defined" in repair_prompt
+    assert undefined.split("\n")[1] in repair_prompt and "`request-data.csv`" in repair_prompt
+    assert result.info.computed is not None
+    assert result.info.computed.to_json() == {"value": 320.5, "draft": 250.0, "source": "program", "repair": "ok",
+                                              "data": 1, "second": 320.5, "trusted": True}
+    assert result.final_text == "320.5"
+    assert not (ctx.workspace / "request-data.csv").exists()  # the copy is removed after the checks
+
+
+async def test_a_repair_that_fails_too_leaves_the_draft(ctx: ToolContext, registry: ToolRegistry) -> None:
+    llm = backend("250", "```python\nprint(data)\n```", "```python\nprint(undefined_again)\n```")
+    result = await answer(llm, ctx, registry, CSV_REQUEST)
+    assert result.final_text == "250" and result.llm_calls == 3
+    assert result.info.computed is not None and result.info.computed.repair == "failed"
+    assert result.info.computed.value is None
+
+
+async def test_a_users_own_file_of_that_name_is_never_overwritten(ctx: ToolContext, registry: ToolRegistry) -> None:
+    (ctx.workspace / "request-data.csv").write_text("mine\n")
+    llm = backend("250", "```python\nprint(1)\n```", "```python\nprint(1)\n```", "It is 1.")
+    await answer(llm, ctx, registry, CSV_REQUEST)
+    assert (ctx.workspace / "request-data.csv").read_text() == "mine\n"
+    assert "request-data.csv" not in last_user(llm.requests[1])

@@ -29,6 +29,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ghost_agent.agent.checking import claims, code_tests, form, preferences
@@ -50,6 +51,7 @@ from ghost_agent.llm.base import BackendError, LLMBackend
 from ghost_agent.logging import get_logger
 from ghost_agent.memory.bus import strip_notes_echo
 from ghost_agent.privacy.redact import redact_text
+from ghost_agent.text.inline_data import find_inline_data
 from ghost_agent.text.prompts import load_prompt
 from ghost_agent.text.request_kind import RequestKind
 from ghost_agent.tools.base import cap_text, one_line, preview_text
@@ -263,18 +265,27 @@ class AnswerFirst:
         program (ages, algebra) the program was the one wrong. So a disagreement gets a second, independently
         sampled program: only when it reproduces the first program's number (2 votes to 1) is the answer
         rewritten to follow that program and its real output; otherwise the draft stands."""
+        data = save_inline_data(run.user_request, run.tool_ctx.workspace)
+        try:
+            return await self._compute_with(run, draft, data)
+        finally:
+            for path in data:
+                path.unlink(missing_ok=True)
+
+    async def _compute_with(self, run: LoopRun, draft: str, data: list[Path]) -> tuple[str, float | None]:
         claimed = claims.final_number(draft)
         claim = claims.code_claim(draft)
         source = "draft"
         if claim is None or not claim.prints:
-            claim, source = await self._program(run, temperature=0.0), "program"
+            claim, source = await self._program(run, temperature=0.0, data=data), "program"
         if claim is None:
             return draft, None
-        value = await self._value(run, claim.program, f"compute the answer ({source}'s code)")
-        computed = run.info.computed = Computed(value=value, draft=claimed, source=source)
+        value, claim, repair = await self._value_or_repair(run, claim, f"compute the answer ({source}'s code)", data)
+        computed = run.info.computed = Computed(value=value, draft=claimed, source=source, repair=repair,
+                                                data=len(data))
         if value is None or claims.same_number(value, claimed):
             return draft, value
-        second = await self._program(run, temperature=self.config.sample_temperature)
+        second = await self._program(run, temperature=self.config.sample_temperature, data=data)
         other = await self._value(run, second.program, "compute the answer again (second opinion)") \
             if second is not None else None
         computed.voted, computed.second = True, other
@@ -287,18 +298,39 @@ class AnswerFirst:
         computed.trusted = True
         return (answer or draft), value
 
-    async def _program(self, run: LoopRun, *, temperature: float) -> claims.CodeClaim | None:
-        """A program the model writes to compute the answer (the question without its form instructions)."""
+    async def _program(self, run: LoopRun, *, temperature: float, data: Sequence[Path] = ()) -> claims.CodeClaim | None:
+        """A program the model writes to compute the answer (the question without its form instructions); told
+        where the question's pasted data was saved (`data`), so it reads it rather than inventing a variable."""
         question = _without_form_instructions(run.user_request)[:6000]
-        text = await self._text(run, [{"role": "user", "content": _prompt("program", task=question)}],
+        prompt = _prompt("program", task=question) + _data_note(data)
+        text = await self._text(run, [{"role": "user", "content": prompt}],
                                 temperature=temperature, max_tokens=self.config.check_max_tokens)
-        claim = claims.code_claim(text) or claims.bare_code_claim(text)
-        return claim if claim is not None and claim.prints else None
+        return _printing_claim(text)
 
     async def _value(self, run: LoopRun, program: str, description: str) -> float | None:
         """Run a program; the number it printed last (None when it failed or printed none)."""
         ok, output = await self._execute(run, program, description, {})
         return claims.printed_value(_stdout(output)) if ok else None
+
+    async def _value_or_repair(self, run: LoopRun, claim: claims.CodeClaim, description: str,
+                               data: Sequence[Path]) -> tuple[float | None, claims.CodeClaim, str | None]:
+        """Run the program; when it fails, one repair round: the model sees its program and the traceback and
+        writes a fixed one, which runs in its place. The value, the program that produced it, and how a repair
+        went (None: none was needed)."""
+        ok, output = await self._execute(run, claim.program, description, {})
+        if ok:
+            return claims.printed_value(_stdout(output)), claim, None
+        repair = _prompt("repair_program", program=claim.program[:4000], error=_error_tail(output),
+                         data=("\n" + _data_note(data).strip()) if data else "")
+        text = await self._text(run, [{"role": "user", "content": repair}], temperature=0.0,
+                                max_tokens=self.config.check_max_tokens)
+        fixed = _printing_claim(text)
+        if fixed is None:
+            return None, claim, "failed"
+        ok, output = await self._execute(run, fixed.program, "run the repaired program", {"repair": True})
+        if not ok:
+            return None, claim, "failed"
+        return claims.printed_value(_stdout(output)), fixed, "ok"
 
     # ------------------------------------------------------------------------------------------- form
 
@@ -378,6 +410,42 @@ class AnswerFirst:
         log.info("agent_step", i=step.i, tool="python", ok=result.ok, source="check", ms=round(step.duration_ms, 1))
         await run.emit("step_end", step, f"step {step.i + 1}: python {'ok' if result.ok else 'failed'}")
         return result.ok, result.output
+
+
+def _printing_claim(text: str) -> claims.CodeClaim | None:
+    claim = claims.code_claim(text) or claims.bare_code_claim(text)
+    return claim if claim is not None and claim.prints else None
+
+
+def _data_note(data: Sequence[Path]) -> str:
+    if not data:
+        return ""
+    return "\n\n" + _prompt("program_data", files=", ".join(f"`{p.name}`" for p in data))
+
+
+def _error_tail(output: str, lines: int = 12) -> str:
+    """The end of a failed run's output (where the traceback's last lines are), bounded."""
+    return "\n".join(output.strip().splitlines()[-lines:])[-OUTPUT_CHARS:]
+
+
+def save_inline_data(request: str, workspace: Path | None) -> list[Path]:
+    """Save the data pasted into `request` (`text.inline_data`) in the workspace as `request-data.<kind>`
+    (numbered when several; never over an existing file); the paths written. The caller removes them."""
+    if workspace is None:
+        return []
+    written: list[Path] = []
+    for i, block in enumerate(find_inline_data(request), 1):
+        stem = "request-data" if i == 1 else f"request-data-{i}"
+        path = workspace / f"{stem}{block.suffix}"
+        if path.exists() or path.is_symlink():
+            continue
+        try:
+            path.write_text(block.text, encoding="utf-8")
+        except OSError as exc:
+            log.warning("inline_data_not_saved", error=repr(exc))
+            continue
+        written.append(path)
+    return written
 
 
 def _note_code_outcome(run: LoopRun, best: _Candidate) -> None:
