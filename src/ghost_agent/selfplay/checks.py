@@ -37,6 +37,11 @@ from ghost_agent.text.numbers import last_number
 
 CHECK_TIMEOUT_S = 10.0
 _DETAIL_CHARS = 400
+# The sandbox binds /usr but not /etc, so on Debian-family hosts `awk` (/usr/bin/awk -> /etc/alternatives/awk)
+# dangles; a script a person would run must still find it. A no-op where `awk` resolves. One line, so the
+# script's own line numbers in bash's messages are off by one only.
+_BASH_PRELUDE = ('if ! command -v awk >/dev/null && command -v mawk >/dev/null; then awk() { mawk "$@"; }; '
+                 "export -f awk; fi\n")
 
 
 @dataclass(frozen=True)
@@ -57,13 +62,16 @@ class CheckEnv:
     workspace: Path | None = None
     timeout_s: float = CHECK_TIMEOUT_S
 
-    def run(self, language: str, source: str, *, collect: tuple[str, ...] = ()) -> tuple[ExecResult, dict[str, str]]:
-        """Run `source` in a fresh directory holding the task's files; the result and the text of each
-        `collect` path afterwards (absent when the program did not leave it)."""
+    def run(self, language: str, source: str, *, collect: tuple[str, ...] = (),
+            overlay: dict[str, str] | None = None) -> tuple[ExecResult, dict[str, str]]:
+        """Run `source` in a fresh directory holding the task's files (with `overlay`'s written over them); the
+        result and the text of each `collect` path afterwards (absent when the program did not leave it)."""
         limits = ExecLimits(timeout_s=self.timeout_s, memory_mb=512, max_output_bytes=64 * 1024)
+        if language == "bash":
+            source = _BASH_PRELUDE + source
         with tempfile.TemporaryDirectory(prefix="ghost-selfplay-", ignore_cleanup_errors=True) as tmp:
             root = Path(tmp)
-            write_files(root, self.files)
+            write_files(root, {**self.files, **(overlay or {})})
             result = self.sandbox.run_sync(language, source, limits=limits, workspace=root)
             found = {}
             for rel in collect:
@@ -268,18 +276,21 @@ class PythonTests:
 @dataclass(frozen=True)
 class ScriptOutput:
     """The reply's script (`language`: bash or python) exits 0 and prints `expected_stdout` (compared line by
-    line, trailing spaces ignored; `sort_lines` when order does not matter)."""
+    line, trailing spaces ignored; `sort_lines` when order does not matter). With `hidden_files` the script runs
+    on those written over the task's files (the same layout, other data: a script that prints the answer it saw
+    instead of computing it fails), and `expected_stdout` is its output there."""
 
     language: str
     expected_stdout: str
     sort_lines: bool = False
+    hidden_files: dict[str, str] = field(default_factory=dict)
     kind: ClassVar[str] = "script_output"
 
     def score(self, reply: str, env: CheckEnv) -> Verdict:
         source = script_in(reply, self.language)
         if not source:
             return Verdict(0.0, f"no {self.language} script in the reply")
-        result, _ = env.run(self.language, source)
+        result, _ = env.run(self.language, source, overlay=self.hidden_files)
         if not result.ok:
             return Verdict(0.0, _failure(result))
         got, want = normalize_output(result.stdout), normalize_output(self.expected_stdout)

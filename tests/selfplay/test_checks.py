@@ -1,0 +1,25 @@
+"""The checks: what `selfplay/checks.py` adds for the templates, proved in the real sandbox."""
+
+from __future__ import annotations
+
+from ghost_agent.sandbox import SandboxBackend
+from ghost_agent.selfplay.checks import CheckEnv, ScriptOutput
+from tests.conftest import sandbox  # noqa: F401 - the module-scoped fixture
+
+
+def test_script_output_hidden_files_replace_the_shown_data(sandbox: SandboxBackend) -> None:  # noqa: F811
+    env = CheckEnv(sandbox=sandbox, files={"n.txt": "1\n2\n3\n", "keep.txt": "k\n"})
+    check = ScriptOutput("bash", "5\n", hidden_files={"n.txt": "a\nb\nc\nd\ne\n"})
+    assert check.score("```bash\nwc -l < n.txt\n```", env).score == 1.0
+    assert check.score("```bash\necho 3\n```", env).score == 0.0  # the count it saw, hardcoded
+    # files the overlay does not name are still there
+    assert ScriptOutput("bash", "k\n", hidden_files={"n.txt": ""}).score("cat keep.txt", env).score == 1.0
+    assert ScriptOutput("bash", "3\n").score("wc -l < n.txt", env).score == 1.0  # no overlay: the task's files
+
+
+def test_bash_checks_find_awk_in_the_sandbox(sandbox: SandboxBackend) -> None:  # noqa: F811
+    env = CheckEnv(sandbox=sandbox, files={"t.csv": "a,1\nb,2\n"})
+    check = ScriptOutput("bash", "3\n")
+    assert check.score("```bash\nawk -F, '{ s += $2 } END { print s }' t.csv\n```", env).score == 1.0
+    piped = "```bash\ncut -d, -f2 t.csv | xargs -n1 echo | bash -c \"awk '{ s += \\$1 } END { print s }'\"\n```"
+    assert check.score(piped, env).score == 1.0  # a child bash sees it too
