@@ -191,3 +191,44 @@ def test_ls_is_in_time_order_across_the_sessions_of_a_day(home: Path) -> None:
     assert order == [items[0].id, items[2].id, items[1].id, items[3].id, items[4].id]
     code, out, _ = run(["ls", "--limit", "3"], home)
     assert [line.split()[1] for line in out.splitlines()] == [items[1].id, items[3].id, items[4].id]
+
+
+def test_export_training_data_sft_and_dpo(home: Path) -> None:
+    task = {"task": "sql/top_products/d2/7"}
+    items = [
+        make_traj("2026-04-20T08:00:00+00:00", session="p1", source="self_play", request="write the query",
+                  outcome=Outcome.FAILED, response="SELECT * FROM t", extra={"selfplay": task}),
+        make_traj("2026-04-20T08:01:00+00:00", session="p2", source="self_play", request="write the query",
+                  outcome=Outcome.PASSED, response="SELECT name FROM t ORDER BY n DESC LIMIT 3",
+                  extra={"selfplay": task, "outcome_source": "self"}),
+        make_traj("2026-04-20T08:02:00+00:00", session="p3", source="self_play", request="write the query",
+                  outcome=Outcome.PASSED, response="SELECT name FROM t ORDER BY n DESC LIMIT 3",
+                  extra={"selfplay": task}),
+        make_traj("2026-04-20T09:00:00+00:00", session="c", request="What is 2 + 2?", outcome=Outcome.FAILED,
+                  response="5"),
+        make_traj("2026-04-20T09:05:00+00:00", session="d", request="what is 2 +  2?", outcome=Outcome.PASSED,
+                  response="4"),
+        make_traj("2026-04-20T10:00:00+00:00", session="e", request="hello", response="hi"),  # unknown: neither
+        make_traj("2026-04-20T10:00:00+00:00", session="e", request="my key is sk-proj-4fG7hK2mN9pQ1rS5tU8vW3xY6zA0bC",
+                  outcome=Outcome.PASSED, response="noted"),
+    ]
+    with TrajectoryCollector(GhostHome(home).trajectories) as c:
+        for t in items:
+            c.append(t)
+    code, out, _ = run(["export", "--format", "sft"], home)
+    assert code == 0
+    sft = [orjson.loads(line) for line in out.splitlines()]
+    assert sorted(r["messages"][1]["content"] for r in sft) == [
+        "4", "SELECT name FROM t ORDER BY n DESC LIMIT 3", "SELECT name FROM t ORDER BY n DESC LIMIT 3", "noted"]
+    played = next(r for r in sft if r["outcome_source"] == "self")
+    assert played["messages"][0] == {"role": "user", "content": "write the query"}
+    assert played["source"] == "self_play"
+    assert "4fG7hK2mN9pQ1rS5tU8vW3xY6zA0bC" not in out  # records on disk are redacted
+    code, out, _ = run(["export", "--format", "dpo"], home)
+    pairs = [orjson.loads(line) for line in out.splitlines()]
+    assert sorted((p["task"], p["chosen"][0]["content"], p["rejected"][0]["content"]) for p in pairs) == [
+        ("request:what is 2 + 2?", "4", "5"),
+        ("selfplay:sql/top_products/d2/7", "SELECT name FROM t ORDER BY n DESC LIMIT 3", "SELECT * FROM t"),
+    ]
+    assert next(p for p in pairs if p["task"].startswith("selfplay"))["prompt"] == [
+        {"role": "user", "content": "write the query"}]

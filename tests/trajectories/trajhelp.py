@@ -20,6 +20,7 @@ def make_traj(
     outcome: Outcome = Outcome.UNKNOWN,
     steps: int = 2,
     payload: str = "",
+    response: str = "Here are the files.",
     **kwargs: Any,
 ) -> Trajectory:
     """A realistic small trajectory; `payload` pads a step result (to make big records)."""
@@ -33,7 +34,7 @@ def make_traj(
                  result_preview=("ok " + payload) if i == 0 else "ok", duration_ms=12.5)
             for i in range(steps)
         ],
-        final_response="Here are the files.",
+        final_response=response,
         outcome=outcome,
         **kwargs,
     )

@@ -21,6 +21,7 @@ from ghost_agent.cli.args import cli_settings, home_config_parent, positive_int
 from ghost_agent.cli.logs import parse_duration
 from ghost_agent.home import GhostHome
 from ghost_agent.trajectories.collector import TrajectoryCollector
+from ghost_agent.trajectories.export import dpo_pairs, sft_records
 from ghost_agent.trajectories.record import Outcome, Source, Trajectory, parse_ts
 
 PREVIEW_CHARS = 60
@@ -77,7 +78,15 @@ def add_subparser(sub: Any) -> argparse.ArgumentParser:
     stats.add_argument("--json", action="store_true", help="print the figures as JSON")
     stats.set_defaults(func=cmd_trajectories, parser=stats)
 
-    export = tsub.add_parser("export", parents=[common], help="JSON lines to stdout (corrections applied)")
+    export = tsub.add_parser(
+        "export", parents=[common],
+        help="JSON lines to stdout (corrections applied): the records, or training data (--format sft|dpo)",
+        description="--format raw (default): the trajectory records. sft: every PASSED turn as a chat-format "
+        "record ({messages: [user, assistant]}). dpo: (rejected, chosen) pairs of one task (a self-play task, or "
+        "the same request asked twice) as {prompt, chosen, rejected}, TRL's conversational preference format. "
+        "Records on disk are already redacted, so no secret reaches an export.",
+    )
+    export.add_argument("--format", choices=("raw", "sft", "dpo"), default="raw", help="what to write")
     export.add_argument("--since", type=parse_when, help="DURATION back from now (7d) or a date/ISO time")
     export.add_argument(
         "--until", type=parse_when, help="DURATION back from now or a date/ISO time (a date is inclusive)"
@@ -113,10 +122,18 @@ def cmd_trajectories(
         else:
             out.write(format_stats(figures))
         return 0
-    for traj in collector.iter_trajectories(
+    selection = collector.iter_trajectories(
         since=args.since, until=args.until, source=args.source, outcome=args.outcome
-    ):
-        out.write(traj.to_json().decode() + "\n")
+    )
+    if args.format == "sft":
+        for record in sft_records(selection):
+            out.write(orjson.dumps(record).decode() + "\n")
+    elif args.format == "dpo":
+        for record in dpo_pairs(selection):
+            out.write(orjson.dumps(record).decode() + "\n")
+    else:
+        for traj in selection:
+            out.write(traj.to_json().decode() + "\n")
     return 0
 
 
