@@ -23,6 +23,13 @@ def _plain(value):
     return value
 
 
+def _text(value):
+    # printed text: trailing spaces and blank lines at the ends are not part of the answer
+    if isinstance(value, str):
+        return "\\n".join(line.rstrip() for line in value.strip("\\n").splitlines()).strip("\\n")
+    return _plain(value)
+
+
 def _short(value):
     text = repr(value)
     return text if len(text) <= 120 else text[:117] + "..."
@@ -32,7 +39,7 @@ _cases = {cases!r}
 _failed = []
 for _args, _want in _cases:
     _got = {fn}(*_copy.deepcopy(_args))
-    if _plain(_got) != _plain(_want):
+    if {same}(_got) != {same}(_want):
         _failed.append(f"{fn}{{_short(tuple(_args))}} returned {{_short(_got)}}, expected {{_short(_want)}}")
 if _failed:
     print(f"{{len(_failed)}} of {{len(_cases)}} {fn} cases failed; first: {{_failed[0]}}", file=_sys.stderr)
@@ -40,15 +47,17 @@ if _failed:
 """
 
 
-def case_tests(fn: str, cases: Cases) -> str:
+def case_tests(fn: str, cases: Cases, *, text: bool = False) -> str:
     """Hidden tests: `fn(*args) == want` for each case (tuples and lists compare alike; the arguments are copied,
-    so a function that mutates its input is still reported with what it was given). Cases must be literals."""
-    return _CASES_TEST.format(fn=fn, cases=[(tuple(args), want) for args, want in cases])
+    so a function that mutates its input is still reported with what it was given). Cases must be literals. With
+    `text`, a string result is compared as printed output is (trailing spaces, blank end lines ignored)."""
+    return _CASES_TEST.format(fn=fn, cases=[(tuple(args), want) for args, want in cases],
+                              same="_text" if text else "_plain")
 
 
-def function_tests(fn: str, cases: Cases) -> PythonTests:
+def function_tests(fn: str, cases: Cases, *, text: bool = False) -> PythonTests:
     """The check that runs `case_tests` on the reply's `fn`."""
-    return PythonTests(tests=case_tests(fn, cases), entry_point=fn)
+    return PythonTests(tests=case_tests(fn, cases, text=text), entry_point=fn)
 
 
 def code_reply(sentence: str, code: str) -> str:
