@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 from ghost_agent.selfplay.task import Template
-from ghost_agent.selfplay.templates import algo_lists, algo_text, data_analysis, python_general
+from ghost_agent.selfplay.templates import algo_lists, algo_text, data_analysis, python_general, python_general_classes
 
-_MODULES = (data_analysis, algo_lists, algo_text, python_general)
+_MODULES = (data_analysis, algo_lists, algo_text, python_general, python_general_classes)
 
 TEMPLATES: tuple[Template, ...] = tuple(t for module in _MODULES for t in module.TEMPLATES)
 
