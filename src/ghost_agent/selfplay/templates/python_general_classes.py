@@ -248,6 +248,11 @@ class StockClass:
             lines += [f"try:\n    inv.remove({some!r}, {stock[some] + 1})\nexcept ValueError:\n    pass\nelse:\n"
                       f"    raise AssertionError('removing more than is held must raise ValueError')"]
             expect(f"inv.count({some!r})", stock[some])
+        if difficulty == 3:  # fewest first is not alphabetical here
+            first, second = sorted(rng.sample([n for n in _ITEMS if n not in names and n != unknown], 2))
+            lines += [f"inv.add({second!r}, 1)", f"inv.add({first!r}, 2)"]
+            stock[second] += 1
+            stock[first] += 2
         # at difficulty 1 an item removed down to 0 stays listed
         expect("inv.items()", {n: c for n, c in sorted(stock.items()) if c or difficulty == 1})
         if difficulty == 3:
