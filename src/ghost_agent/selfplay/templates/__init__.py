@@ -4,9 +4,17 @@
 from __future__ import annotations
 
 from ghost_agent.selfplay.task import Template
-from ghost_agent.selfplay.templates import bash, data_analysis, regex_parse
+from ghost_agent.selfplay.templates import (
+    algo_lists,
+    algo_text,
+    bash,
+    data_analysis,
+    python_general,
+    python_general_classes,
+    regex_parse,
+)
 
-_MODULES = (data_analysis, bash, regex_parse)
+_MODULES = (algo_lists, algo_text, bash, data_analysis, python_general, python_general_classes, regex_parse)
 
 TEMPLATES: tuple[Template, ...] = tuple(t for module in _MODULES for t in module.TEMPLATES)
 
