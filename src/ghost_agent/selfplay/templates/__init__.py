@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 from ghost_agent.selfplay.task import Template
-from ghost_agent.selfplay.templates import data_analysis, sql
+from ghost_agent.selfplay.templates import data_analysis, sql, sql_grouping
 
-_MODULES = (data_analysis, sql)
+_MODULES = (data_analysis, sql, sql_grouping)
 
 TEMPLATES: tuple[Template, ...] = tuple(t for module in _MODULES for t in module.TEMPLATES)
 

@@ -1,86 +1,29 @@
-"""sql: write a SQLite query against the database that `setup.sql` (in the workspace) builds; graded by the rows
-it returns (`SqlRows`, run in the sandbox). Every expected row set is computed here in Python from the drawn
-data, not by running the reference, so the admission test proves the reference right.
+"""sql, joins: write a SQLite query against the database that `setup.sql` (in the workspace) builds; graded by
+the rows it returns (`SqlRows`, run in the sandbox). Grouping and ordering are in `templates/sql_grouping.py`.
 
-Each template builds its data with a few rows of each kind that tells a right query from a plausible wrong one
-(a customer who only ordered in other years, a department with no staff, a city with one customer and two
-orders), so every bad reply fails on every seed, not only on lucky ones.
+Every expected row set is computed here in Python from the drawn data, not by running the reference, so the
+admission test proves the reference right. The data always holds the rows that tell a right query from each
+plausible wrong one (a customer who only ordered in other years, a department with nobody in it, the person at
+the top with no manager), so every bad reply fails on every seed, not only on lucky ones.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from ghost_agent.selfplay.checks import SqlRows
 from ghost_agent.selfplay.task import Task, draft
-
-FIRST = ("Ana", "Ben", "Chloe", "Dev", "Emma", "Farid", "Grace", "Hiro", "Ines", "Jonas", "Kemi", "Liam", "Mia",
-         "Noor", "Oscar", "Priya")
-LAST = ("Silva", "Okafor", "Novak", "Tanaka", "Berg", "Haddad", "Moreau", "Kowalski", "Reyes", "Schmidt")
-CITIES = ("Lisbon", "Porto", "Lyon", "Leeds", "Graz", "Turin", "Ghent", "Bergen", "Cork")
-DEPARTMENTS = ("Sales", "Support", "Engineering", "Finance", "Legal", "Marketing", "Research", "Operations")
-PRODUCTS = (("desk lamp", "home"), ("usb cable", "tech"), ("notebook", "office"), ("headphones", "tech"),
-            ("kettle", "home"), ("stapler", "office"), ("webcam", "tech"), ("mug", "home"), ("pen set", "office"),
-            ("router", "tech"), ("cushion", "home"), ("binder", "office"), ("charger", "tech"), ("vase", "home"))
-SUBJECTS = ("algebra", "biology", "chemistry", "history", "literature", "physics")
-
-T = TypeVar("T")
-
-
-def _people(rng: random.Random, n: int) -> list[str]:
-    return rng.sample([f"{f} {s}" for f in FIRST for s in LAST], n)
-
-
-def _date(rng: random.Random, year: int, month: int | None = None) -> str:
-    return f"{year}-{month or rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
-
-
-def _literal(value: Any) -> str:
-    if value is None:
-        return "NULL"
-    if isinstance(value, float):
-        return f"{value:.2f}"
-    if isinstance(value, int):
-        return str(value)
-    return "'" + str(value).replace("'", "''") + "'"
-
-
-def setup_sql(tables: Iterable[tuple[str, str, Sequence[tuple[Any, ...]]]]) -> str:
-    """A setup script: for each `(name, columns DDL, rows)` a CREATE TABLE and one INSERT of all its rows."""
-    parts = []
-    for name, ddl, rows in tables:
-        parts.append(f"CREATE TABLE {name} ({ddl});")
-        if rows:
-            values = ",\n  ".join("(" + ", ".join(_literal(v) for v in row) + ")" for row in rows)
-            parts.append(f"INSERT INTO {name} VALUES\n  {values};")
-    return "\n".join(parts) + "\n"
-
-
-def _until(rng: random.Random, build: Callable[[], T | None]) -> T:
-    """`build()` until it returns something (it returns None for data that cannot tell the replies apart)."""
-    for _ in range(200):
-        got = build()
-        if got is not None:
-            return got
-    raise RuntimeError("could not draw telling data in 200 tries")
-
-
-def _reply(lead: str, query: str) -> str:
-    return f"{lead}\n\n```sql\n{query.strip()}\n```"
-
-
-def _rows(rows: Iterable[tuple[Any, ...]]) -> tuple[tuple[Any, ...], ...]:
-    return tuple(tuple(r) for r in rows)
-
-
-def _same(a: Iterable[tuple[Any, ...]], b: Iterable[tuple[Any, ...]]) -> bool:
-    """Equal as SqlRows compares unordered rows (floats to 6 places)."""
-    def key(rows: Iterable[tuple[Any, ...]]) -> list[str]:
-        return sorted(repr(tuple(round(v, 6) if isinstance(v, float) else v for v in r)) for r in rows)
-    return key(a) == key(b)
+from ghost_agent.selfplay.templates.sql_data import (
+    CITIES,
+    DEPARTMENTS,
+    date,
+    people,
+    rows_of,
+    setup_sql,
+    sql_reply,
+)
 
 
 @dataclass(frozen=True)
@@ -105,7 +48,7 @@ class CustomersWithoutOrders:
 
     def make(self, rng: random.Random, difficulty: int) -> Task:
         n = (6, 9, 12)[difficulty - 1]
-        names = _people(rng, n)
+        names = people(rng, n)
         s = rng.choice(self.SCHEMAS)
         year = rng.randint(2021, 2024)
         other = [y for y in range(2020, 2026) if y != year]
@@ -119,14 +62,14 @@ class CustomersWithoutOrders:
             years = {"none": [], "old": [rng.choice(other)], "both": [year, rng.choice(other)],
                      "this": [year] * rng.randint(1, 2)}[kind]
             for y in years:
-                orders.append((cid, _date(rng, y), round(rng.uniform(5, 300), 2)))
+                orders.append((cid, date(rng, y), round(rng.uniform(5, 300), 2)))
         if difficulty == 3:
-            orders += [(None, _date(rng, year), round(rng.uniform(5, 300), 2)),
-                       (None, _date(rng, rng.choice(other)), round(rng.uniform(5, 300), 2))]
+            orders += [(None, date(rng, year), round(rng.uniform(5, 300), 2)),
+                       (None, date(rng, rng.choice(other)), round(rng.uniform(5, 300), 2))]
         rng.shuffle(orders)
-        people = [(i, name, rng.choice(CITIES)) for i, name in enumerate(names, start=1)]
+        listed = [(i, name, rng.choice(CITIES)) for i, name in enumerate(names, start=1)]
         setup = setup_sql([
-            (s["P"], "id INTEGER PRIMARY KEY, name TEXT NOT NULL, city TEXT", people),
+            (s["P"], "id INTEGER PRIMARY KEY, name TEXT NOT NULL, city TEXT", listed),
             (s["E"], "id INTEGER PRIMARY KEY, {fk} INTEGER, {dt} TEXT, {amt} REAL".format(**s),
              [(1001 + i, *o) for i, o in enumerate(orders)]),
         ])
@@ -159,15 +102,16 @@ class CustomersWithoutOrders:
         prompt = (f"I have a SQLite database built by setup.sql (it's in the workspace): {schema}. "
                   f"Write a SQL query that lists {ask}.")
         lead = "A LEFT JOIN keeps every row on the left; the ones with no match come back with a NULL id:"
-        return draft(self, difficulty, prompt=prompt, check=SqlRows(_rows(want)),
-                     reference=_reply(lead, query.format(**s)),
-                     bad=[_reply("Here you go:", b.format(**s)) for b in bad], files={"setup.sql": setup})
+        return draft(self, difficulty, prompt=prompt, check=SqlRows(rows_of(want)),
+                     reference=sql_reply(lead, query.format(**s)),
+                     bad=[sql_reply("Here you go:", b.format(**s)) for b in bad], files={"setup.sql": setup})
 
 
 @dataclass(frozen=True)
 class DepartmentHeadcount:
-    """A count per group (departments, teams or stores) that must keep the empty groups (LEFT JOIN, COUNT(e.id) not COUNT(*)); d2 counts only
-    active staff (the condition goes in the ON clause), d3 adds the payroll (COALESCE) and an ordering."""
+    """A count per group (departments, teams or stores) that must keep the empty groups (LEFT JOIN, COUNT(e.id)
+    not COUNT(*)); d2 counts only active staff (the condition goes in the ON clause), d3 adds the payroll
+    (COALESCE) and an ordering."""
 
     cluster: str = "sql"
     name: str = "department_headcount"
@@ -193,7 +137,7 @@ class DepartmentHeadcount:
             active = 0 if did == 2 else int(rng.random() < 0.75)
             employees.append((did, rng.randrange(40_000, 120_000, 500), active))
         rng.shuffle(employees)
-        names = _people(rng, n)
+        names = people(rng, n)
         setup = setup_sql([
             (table, "id INTEGER PRIMARY KEY, name TEXT NOT NULL", list(enumerate(depts, start=1))),
             (members, f"id INTEGER PRIMARY KEY, name TEXT NOT NULL, {fk} INTEGER, salary INTEGER, {flag} INTEGER",
@@ -205,6 +149,7 @@ class DepartmentHeadcount:
         who = members if difficulty == 1 else f"active {members} ({flag} = 1)"
         on = f"e.{fk} = d.id" + ("" if difficulty == 1 else f" AND e.{flag} = 1")
         to_where = (f" AND e.{flag} = 1\n", f"\nWHERE e.{flag} = 1\n")
+        want: list[tuple[Any, ...]]
         if difficulty < 3:
             want = [(depts[did - 1], heads[did]) for did in heads]
             ask = f"every {noun}'s name with its number of {who}. A {noun} with nobody should be listed with 0"
@@ -213,110 +158,77 @@ class DepartmentHeadcount:
             bad = [query.replace("LEFT JOIN", "JOIN"), query.replace("COUNT(e.id)", "COUNT(*)")]
             if difficulty == 2:
                 bad.append(query.replace(*to_where))
-            check = SqlRows(_rows(want))
+            check = SqlRows(rows_of(want))
         else:
             want = sorted(((depts[did - 1], heads[did], pay[did]) for did in heads), key=lambda r: (-r[1], r[0]))
-            ask = (f"every {noun}'s name, its number of {who} and their total salary (a {noun} with nobody active gets 0 and "
-                   f"0), largest headcount first and ties by {noun} name")
+            ask = (f"every {noun}'s name, its number of {who} and their total salary (a {noun} with nobody "
+                   f"active gets 0 and 0), largest headcount first and ties by {noun} name")
             query = ("SELECT d.name, COUNT(e.id) AS headcount, COALESCE(SUM(e.salary), 0) AS payroll\n"
                      f"FROM {table} d\nLEFT JOIN {members} e ON {on}\nGROUP BY d.id, d.name\n"
                      "ORDER BY headcount DESC, d.name;")
             bad = [query.replace("COALESCE(SUM(e.salary), 0)", "SUM(e.salary)"), query.replace(*to_where)]
             if want != sorted(want, key=lambda r: r[0]):
                 bad.append(query.replace("ORDER BY headcount DESC, d.name", "ORDER BY d.name"))
-            check = SqlRows(_rows(want), ordered=True)
+            check = SqlRows(rows_of(want), ordered=True)
         prompt = (f"setup.sql in the workspace builds a small SQLite database: {table}(id, name) and "
                   f"{members}(id, name, {fk}, salary, {flag}). Can you write a query that returns {ask}?")
         lead = f"Start from {table} and LEFT JOIN {members}, counting e.id so an empty {noun} gets 0:"
-        return draft(self, difficulty, prompt=prompt, check=check, reference=_reply(lead, query),
-                     bad=[_reply("This should do it:", b) for b in bad], files={"setup.sql": setup})
+        return draft(self, difficulty, prompt=prompt, check=check, reference=sql_reply(lead, query),
+                     bad=[sql_reply("This should do it:", b) for b in bad], files={"setup.sql": setup})
 
 
 @dataclass(frozen=True)
-class TopProducts:
-    """ORDER BY an aggregate with LIMIT (checked in order): the top N products by units (d1, one table), by
-    revenue through a join (d2), and within one category and month (d3)."""
+class EmployeeManager:
+    """A self-join on a manager column: each employee with their manager (d1; joining the wrong way round gives
+    manager/report pairs), every employee with the manager or NULL for the top (d2: LEFT JOIN), and those who
+    earn more than their manager (d3; one earns exactly as much, so >= is wrong)."""
 
     cluster: str = "sql"
-    name: str = "top_products"
+    name: str = "employee_manager"
 
     def make(self, rng: random.Random, difficulty: int) -> Task:
-        return _until(rng, lambda: self._draw(rng, difficulty))
-
-    def _draw(self, rng: random.Random, difficulty: int) -> Task | None:
-        top = rng.choice(((3, 4), (3, 4, 5), (3,))[difficulty - 1])
-        lines = rng.choice(("order_items", "order_lines", "sales_lines") if difficulty > 1 else ("sales", "sales_log"))
-        catalog = rng.sample(PRODUCTS, (6, 8, len(PRODUCTS))[difficulty - 1])
-        prices = [round(rng.uniform(3, 90), 2) for _ in catalog]
-        year, month = rng.randint(2022, 2024), rng.randint(2, 11)
-        sales: list[tuple[int, int, str]] = []  # (product index, quantity, date)
-        for p in range(len(catalog)):
-            for _ in range(rng.randint(2, 5)):
-                sales.append((p, rng.randint(1, 12), _date(rng, year, rng.choice((month - 1, month, month + 1)))))
-        rng.shuffle(sales)
-        category = rng.choice(sorted({c for _, c in catalog}))
-        in_month, next_month = f"{year}-{month:02d}", f"{year}-{month + 1:02d}"
-
-        def ranked(by_revenue: bool, shown_revenue: bool, category_only: bool = False, in_range: bool = False,
-                   reverse: bool = True) -> list[tuple[str, Any]] | None:
-            """The top rows of a grouped query; None when a tie at the top makes the answer ambiguous."""
-            sums: dict[int, tuple[int, float]] = {}
-            for p, q, d in sales:
-                if (category_only and catalog[p][1] != category) or (in_range and not d.startswith(in_month)):
-                    continue
-                units, money = sums.get(p, (0, 0.0))
-                sums[p] = (units + q, money + q * prices[p])
-            rows = [(p, u, round(m, 2)) for p, (u, m) in sums.items()]
-            rows.sort(key=lambda r: r[2] if by_revenue else r[1], reverse=reverse)
-            keys = [r[2] if by_revenue else r[1] for r in rows[:top + 1]]
-            if len(rows) <= top or len(set(keys)) < len(keys):
-                return None
-            return [(catalog[p][0], m if shown_revenue else u) for p, u, m in rows[:top]]
-
+        table = rng.choice(("employees", "staff", "people"))
+        boss = rng.choice(("manager_id", "reports_to", "boss_id"))
+        names = people(rng, (6, 8, 10)[difficulty - 1])
+        leads = rng.randint(2, 3)
+        manager: list[int | None] = [None] + [1] * leads  # ids are 1-based: employee i+1 reports to manager[i]
+        manager += [rng.randint(1, 1 + leads) for _ in range(len(names) - 1 - leads)]
+        salary = [rng.randrange(150_000, 200_000, 1000)]
+        salary += [rng.randrange(90_000, 140_000, 1000) for _ in range(leads)]
+        salary += [rng.randrange(40_000, 100_000, 1000) for _ in range(len(names) - 1 - leads)]
+        over, level = rng.sample(range(1 + leads, len(names)), 2)  # one earns more than the manager, one the same
+        salary[over] = salary[(manager[over] or 1) - 1] + rng.randrange(1000, 20_000, 1000)
+        salary[level] = salary[(manager[level] or 1) - 1]
+        pairs = [(names[i], names[m - 1], salary[i], salary[m - 1]) for i, m in enumerate(manager) if m]
+        pick = "SELECT e.name, m.name AS manager\n"
+        want: list[tuple[Any, ...]]
         if difficulty == 1:
-            want = ranked(False, False)
-            query = (f"SELECT product, SUM(quantity) AS units\nFROM {lines}\nGROUP BY product\n"
-                     f"ORDER BY units DESC\nLIMIT {top};")
-            # a row's quantity never equals its product's total (two sales or more each): the ungrouped query fails
-            bads = [(query.replace("units DESC", "units"), ranked(False, False, reverse=False)),
-                    (f"SELECT product, quantity\nFROM {lines}\nORDER BY quantity DESC\nLIMIT {top};", [])]
-            ask = f"the {top} products that sold the most units, with their total units, best seller first"
-            schema = f"{lines}(id, product, quantity, sale_date)"
-            tables = [(lines, "id INTEGER PRIMARY KEY, product TEXT, quantity INTEGER, sale_date TEXT",
-                       [(i, catalog[p][0], q, d) for i, (p, q, d) in enumerate(sales, start=1)])]
+            want = [(e, m) for e, m, _, _ in pairs]
+            query = pick + f"FROM {table} e\nJOIN {table} m ON m.id = e.{boss};"
+            bad = [query.replace(f"m.id = e.{boss}", f"e.id = m.{boss}"), query.replace("JOIN", "LEFT JOIN")]
+            ask = "each employee's name next to their manager's name (only the employees who have a manager)"
+        elif difficulty == 2:
+            want = [(e, m) for e, m, _, _ in pairs] + [(names[0], None)]
+            query = pick + f"FROM {table} e\nLEFT JOIN {table} m ON m.id = e.{boss};"
+            bad = [query.replace("LEFT JOIN", "JOIN"), query.replace(f"m.id = e.{boss}", f"e.id = m.{boss}")]
+            ask = ("every employee's name next to their manager's name, with NULL as the manager of someone who "
+                   "has none")
         else:
-            narrow = difficulty == 3
-            want = ranked(True, True, narrow, narrow)
-            where = "" if not narrow else (f"WHERE p.category = '{category}'\n  AND oi.order_date >= "
-                                           f"'{in_month}-01' AND oi.order_date < '{next_month}-01'\n")
-            query = ("SELECT p.name, SUM(oi.quantity * p.price) AS revenue\n"
-                     f"FROM {lines} oi\n"
-                     f"JOIN products p ON p.id = oi.product_id\n{where}GROUP BY p.id, p.name\n"
-                     f"ORDER BY revenue DESC\nLIMIT {top};")
-            bads = [(query.replace("revenue DESC", "SUM(oi.quantity) DESC"), ranked(False, True, narrow, narrow)),
-                    (query.replace("revenue DESC", "revenue"), ranked(True, True, narrow, narrow, reverse=False))]
-            if narrow:  # the month forgotten
-                bads.append((query.replace(where, f"WHERE p.category = '{category}'\n"), ranked(True, True, True)))
-            ask = (f"the {top} products with the highest revenue (quantity times price) in {year}, with that revenue, "
-                   "highest first")
-            if narrow:
-                ask = (f"the {top} {category} products with the highest revenue (quantity times price) in "
-                       f"{in_month}, with that revenue, highest first")
-            schema = f"products(id, name, category, price) and {lines}(id, product_id, quantity, order_date)"
-            tables = [
-                ("products", "id INTEGER PRIMARY KEY, name TEXT, category TEXT, price REAL",
-                 [(i, name, cat, prices[i - 1]) for i, (name, cat) in enumerate(catalog, start=1)]),
-                (lines, "id INTEGER PRIMARY KEY, product_id INTEGER, quantity INTEGER, order_date TEXT",
-                 [(i, p + 1, q, d) for i, (p, q, d) in enumerate(sales, start=1)]),
-            ]
-        if want is None or any(got is None or got == want for _, got in bads):
-            return None
-        prompt = (f"Using the SQLite database from setup.sql in the workspace ({schema}), write a query for "
+            want = [(e, es, m) for e, m, es, ms in pairs if es > ms]
+            query = (f"SELECT e.name, e.salary, m.name AS manager\nFROM {table} e\nJOIN {table} m ON m.id = "
+                     f"e.{boss}\nWHERE e.salary > m.salary;")
+            bad = [query.replace("e.salary > m.salary", "e.salary >= m.salary"),
+                   query.replace(f"m.id = e.{boss}", f"e.id = m.{boss}")]
+            ask = "the employees who earn more than their own manager: their name, their salary and the manager's name"
+        prompt = (f"There's a SQLite database in the workspace (setup.sql) with one table, {table}(id, name, {boss}, "
+                  f"salary), where {boss} is the id of the person's manager ({names[0]}, at the top, has NULL). "
+                  "Write a query for "
                   f"{ask}.")
-        lead = "Group, sort by the total descending and keep the top rows:"
-        return draft(self, difficulty, prompt=prompt, check=SqlRows(_rows(want), ordered=True),
-                     reference=_reply(lead, query), bad=[_reply("Try this:", b) for b, _ in bads],
-                     files={"setup.sql": setup_sql(tables)})
+        setup = setup_sql([(table, f"id INTEGER PRIMARY KEY, name TEXT NOT NULL, {boss} INTEGER, salary INTEGER",
+                            [(i, n, manager[i - 1], salary[i - 1]) for i, n in enumerate(names, start=1)])])
+        lead = f"Join {table} to itself: e is the employee, m the row that e.{boss} points at."
+        return draft(self, difficulty, prompt=prompt, check=SqlRows(rows_of(want)), reference=sql_reply(lead, query),
+                     bad=[sql_reply("This works:", b) for b in bad], files={"setup.sql": setup})
 
 
-TEMPLATES = (CustomersWithoutOrders(), DepartmentHeadcount(), TopProducts())
+TEMPLATES = (CustomersWithoutOrders(), DepartmentHeadcount(), EmployeeManager())
