@@ -322,12 +322,12 @@ class DistinctVisitors:
                         for (h, m, sec), ip, p, st in hits)
         what = {1: f"requested {page}", 2: f"got a 200 from {page}",
                 3: f"got a 200 from {page} between {hour:02d}:00 and {hour:02d}:59"}[difficulty]
-        prompt = f"Here's a slice of our nginx log:\n\n```\n{log}\n```\n\nHow many unique IP addresses {what}?"
-        seen = sorted({ip for (h, _, _), ip, p, st in hits if p == page and (difficulty < 2 or st == 200)
-                       and (difficulty < 3 or h == hour)}, key=lambda a: int(a.rsplit(".", 1)[1]))
-        reference = f"The addresses are {', '.join(seen)}.\n\nAnswer: {answer}"
+        # just the number: a count followed by the addresses would read as its last number, the address's
+        prompt = (f"Here's a slice of our nginx log:\n\n```\n{log}\n```\n\nHow many unique IP addresses {what}? "
+                  "Just the number.")
+        reference = str(answer)
         return draft(self, difficulty, prompt=prompt, check=NumberAnswer(answer, rel_tol=0, abs_tol=0.01),
-                     reference=reference, bad=list(dict.fromkeys(f"Answer: {w}" for w in wrong)))
+                     reference=reference, bad=list(dict.fromkeys(str(w) for w in wrong)))
 
 
 @dataclass(frozen=True)

@@ -191,12 +191,13 @@ class StudentsAverage:
                            [(i, t, d) for i, (t, d) in enumerate(courses, start=1)]))
             schema = (f"students(id, name), courses(id, title, department) and {results}(id, student_id, "
                       "course_id, score)")
-        ask = f"each student's name and average score, for the students whose average is above {bar}"
+        ask = (f"each student's name and average score (unrounded), for the students whose average is above "
+               f"{bar}")
         if difficulty == 2:
             ask += f" and who have at least {minimum} results"
         if difficulty == 3:
-            ask = (f"each student's name and average score over {dept} courses only, for the students with at least "
-                   f"{minimum} {dept} results and an average above {bar} in them")
+            ask = (f"each student's name and average score (unrounded) over {dept} courses only, for the students "
+                   f"with at least {minimum} {dept} results and an average above {bar} in them")
         prompt = (f"setup.sql (in the workspace) creates a SQLite database with {schema}. Write a query that "
                   f"returns {ask}.")
         lead = "Group per student and filter the groups with HAVING (WHERE would filter single scores):"
