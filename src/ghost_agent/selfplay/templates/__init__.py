@@ -12,9 +12,14 @@ from ghost_agent.selfplay.templates import (
     python_general,
     python_general_classes,
     regex_parse,
+    sql,
+    sql_grouping,
 )
 
-_MODULES = (algo_lists, algo_text, bash, data_analysis, python_general, python_general_classes, regex_parse)
+_MODULES = (
+    algo_lists, algo_text, bash, data_analysis, python_general, python_general_classes, regex_parse, sql,
+    sql_grouping,
+)
 
 TEMPLATES: tuple[Template, ...] = tuple(t for module in _MODULES for t in module.TEMPLATES)
 
