@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 from ghost_agent.selfplay.task import Template
-from ghost_agent.selfplay.templates import data_analysis
+from ghost_agent.selfplay.templates import concurrency, concurrency_async, data_analysis
 
-_MODULES = (data_analysis,)
+_MODULES = (data_analysis, concurrency, concurrency_async)
 
 TEMPLATES: tuple[Template, ...] = tuple(t for module in _MODULES for t in module.TEMPLATES)
 
