@@ -72,7 +72,7 @@ class BoundedGather:
         fn = rng.choice(("fetch_all", "download_all", "get_all", "crawl"))
         limit = rng.randint(2, 4)
         hosts = [f"{w}.example.com" for w in rng.sample(WORDS, 3 if difficulty >= 3 else 1)]
-        n = rng.randint(3 * limit, 4 * limit) if difficulty >= 3 else rng.randint(limit + 4, limit + 9)
+        n = rng.randint(3 * limit + 6, 3 * limit + 9) if difficulty >= 3 else rng.randint(limit + 4, limit + 9)
         urls = [f"https://{hosts[i % len(hosts)]}/{rng.choice(WORDS)}/{i}" for i in range(n)]
         steps = {u: rng.randint(1, 6) for u in urls}
         steps[urls[0]] = 12  # the first request is the slowest: completion order differs from input order
@@ -194,7 +194,7 @@ class AsyncRetry:
         fn = rng.choice(("retry", "with_retries", "call_with_backoff", "retry_async"))
         base = rng.choice((0.1, 0.2, 0.25, 0.5, 1.0))
         attempts = rng.randint(4, 6)
-        cap = base * 2 ** rng.randint(1, 2) if difficulty >= 2 else 0.0
+        cap = base * 2 ** rng.randint(1, attempts - 3) if difficulty >= 2 else 0.0  # the last waits are capped
         jitter = difficulty >= 3
         draws = [round(rng.uniform(0.05, 0.95), 3) for _ in range(attempts)]
         retryable = ("ConnectionError", "TimeoutError") if difficulty >= 2 else ("ConnectionError",)
@@ -203,7 +203,8 @@ class AsyncRetry:
             ", rand=random.random)" if jitter else ")")
         context = rng.choice(("our payment provider's API", "the S3 upload", "a flaky internal gRPC service",
                               "the LDAP lookup", "the webhook delivery", "the Redis reconnect"))
-        prompt = (f"{context} fails now and then, so can you write `async def {sig}`? It awaits `op()` (no arguments) and returns its result; when "
+        prompt = (f"{context} fails now and then, so can you write `async def {sig}`? It awaits `op()` (no "
+                  "arguments) and returns its result; when "
                   f"it raises {errors}, wait and try again, up to `attempts` calls in total. The wait doubles each "
                   f"time starting at base_delay (so {base:g}s, {base * 2:g}s, {base * 4:g}s, ...)")
         prompt += ", capped at max_delay." if cap else "."
