@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 from ghost_agent.selfplay.task import Template
-from ghost_agent.selfplay.templates import concurrency, concurrency_async, data_analysis, web_pages
+from ghost_agent.selfplay.templates import concurrency, concurrency_async, data_analysis, web_pages, web_sites
 
-_MODULES = (data_analysis, concurrency, concurrency_async, web_pages)
+_MODULES = (data_analysis, concurrency, concurrency_async, web_pages, web_sites)
 
 TEMPLATES: tuple[Template, ...] = tuple(t for module in _MODULES for t in module.TEMPLATES)
 

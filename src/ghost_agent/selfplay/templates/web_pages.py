@@ -102,6 +102,8 @@ class ShopPricesCsv:
 
     def make(self, rng: random.Random, difficulty: int) -> Task:
         shop = rng.choice(SHOPS)
+        page_file = rng.choice(("shop.html", "products.html", "catalog.html", "store.html"))
+        csv_file = rng.choice(("prices.csv", "products.csv", "price_list.csv"))
         names = rng.sample(ITEMS, (5, 7, 9)[difficulty - 1])
         if difficulty >= 3:
             names[rng.randrange(len(names))] += " & Case"
@@ -125,23 +127,26 @@ class ShopPricesCsv:
                 f"<div class=\"grid\">\n" + "\n".join(cards) + "\n</div>\n<footer>Prices include VAT.</footer>\n"
                 "</body></html>\n")
         expected = "name,price\n" + "\n".join(rows) + "\n"
-        prompt = ("shop.html is a saved copy of a shop's product page. Extract every product's name and price into "
-                  "prices.csv with a header row `name,price`, one row per product in page order, price as a plain "
-                  "number with 2 decimals (no currency sign).")
+        prompt = (f"{page_file} is a saved copy of {shop}'s product page. Extract every product's name and price "
+                  f"into {csv_file} with a header row `name,price`, one row per product in page order, price as a "
+                  "plain number with 2 decimals (no currency sign).")
         if difficulty >= 2:
             prompt += " Where a product is on sale use the sale price."
         if difficulty >= 3:
             prompt += " Skip sold-out products, and leave the 'New' badges out of the names."
-        reference = _code("This parses the page with html.parser and writes the CSV:", _shop_code())
-        bad = [_code("This writes the prices as shown on the page:", _shop_code(symbol=True))]
+        def code(**flags: bool) -> str:
+            return _shop_code(**flags).replace("shop.html", page_file).replace("prices.csv", csv_file)
+
+        reference = _code("This parses the page with html.parser and writes the CSV:", code())
+        bad = [_code("This writes the prices as shown on the page:", code(symbol=True))]
         if difficulty >= 3:
-            bad.append(_code("Every product card goes into the CSV:", _shop_code(sold=True)))
+            bad.append(_code("Every product card goes into the CSV:", code(sold=True)))
         elif difficulty == 2:
-            bad.append(_code("Each card's price goes into the CSV:", _shop_code(old=True)))
+            bad.append(_code("Each card's price goes into the CSV:", code(old=True)))
         else:
-            bad.append(_code("This writes the rows:", _shop_code(header=False)))
-        return draft(self, difficulty, prompt=prompt, check=FileContents("prices.csv", expected), reference=reference,
-                     bad=bad, files={"shop.html": page})
+            bad.append(_code("This writes the rows:", code(header=False)))
+        return draft(self, difficulty, prompt=prompt, check=FileContents(csv_file, expected), reference=reference,
+                     bad=bad, files={page_file: page})
 
 
 # External links on a page
@@ -502,6 +507,8 @@ class FormDefaults:
 
     def make(self, rng: random.Random, difficulty: int) -> Task:
         form_id = rng.choice(("signup", "register", "join", "create-account"))
+        page_file = rng.choice(("signup.html", "register.html", "join.html", "onboarding.html"))
+        flow = rng.choice(("sign-up flow", "onboarding test", "account-creation bot", "registration smoke test"))
         token = "".join(rng.choice("0123456789abcdef") for _ in range(16))
         source = rng.choice(("newsletter", "twitter", "partner", "podcast")) + f"-{rng.randint(1, 99)}"
         country = rng.choice(("NO", "DE", "BR", "JP", "CA", "KE"))
@@ -539,7 +546,7 @@ class FormDefaults:
                 f'<form id="{form_id}" action="/accounts" method="post">\n  '
                 + "\n  ".join(html_fields) + "\n</form>\n</main>\n</body></html>\n")
         expected = "\n".join(f"{k}={v}" for k, v in want) + "\n"
-        prompt = (f"I'm automating our sign-up flow. signup.html is the page; write a Python script that prints "
+        prompt = (f"I'm automating our {flow}. {page_file} is the page; write a Python script that prints "
                   f"what the form with id \"{form_id}\" submits if the user changes nothing: one `name=value` line "
                   "per field in page order (a field without a value sends an empty string; buttons send nothing).")
         if difficulty >= 2:
@@ -555,8 +562,10 @@ class FormDefaults:
         else:
             bad = [_form_code(form_id, hidden=False), _form_code(form_id, value=False)]
         bad_replies = [_code("This prints the form's fields with their default values:", b) for b in bad]
+        reference, bad_replies = (reference.replace("signup.html", page_file),
+                                  [b.replace("signup.html", page_file) for b in bad_replies])
         return draft(self, difficulty, prompt=prompt, check=ScriptOutput("python", expected), reference=reference,
-                     bad=bad_replies, files={"signup.html": page})
+                     bad=bad_replies, files={page_file: page})
 
 
 TEMPLATES = (ShopPricesCsv(), ExternalLinks(), TableRows(), FormDefaults())
