@@ -8,17 +8,21 @@ from ghost_agent.selfplay.templates import (
     algo_lists,
     algo_text,
     bash,
+    concurrency,
+    concurrency_async,
     data_analysis,
     python_general,
     python_general_classes,
     regex_parse,
     sql,
     sql_grouping,
+    web_pages,
+    web_sites,
 )
 
 _MODULES = (
-    algo_lists, algo_text, bash, data_analysis, python_general, python_general_classes, regex_parse, sql,
-    sql_grouping,
+    algo_lists, algo_text, bash, concurrency, concurrency_async, data_analysis, python_general,
+    python_general_classes, regex_parse, sql, sql_grouping, web_pages, web_sites,
 )
 
 TEMPLATES: tuple[Template, ...] = tuple(t for module in _MODULES for t in module.TEMPLATES)
