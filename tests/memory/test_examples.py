@@ -17,7 +17,8 @@ class Ex:
     answer: str
 
 
-CODE = "```python\nimport csv\n\ndef total(rows):\n    if a<b and x<<2 > 1:\n        return sum(r['n'] for r in rows)\n```"
+CODE = ("```python\nimport csv\n\ndef total(rows):\n    if a<b and x<<2 > 1:\n"
+        "        return sum(r['n'] for r in rows)\n```")
 
 
 def test_code_keeps_its_lines_indentation_and_comparisons() -> None:

@@ -124,7 +124,7 @@ async def _practise(settings: Settings, args: argparse.Namespace, attempts: int,
         return await practise(
             ctx, tracker, sandbox, rng, tasks=args.n, attempts=attempts, cluster=args.cluster,
             scorer=ctx.prm_scorer, collector=ctx.collector, frontier=settings.learning.frontier_selfplay,
-            uniform_prob=settings.learning.frontier_uniform_sample_prob, on_attempt=progress,
+            uniform_prob=settings.learning.frontier_uniform_sample_prob, on_attempt=progress, bank=ctx.experience,
         )
 
 

@@ -171,10 +171,12 @@ def neutralize(text: object) -> str:
 
 def neutralize_lines(text: object) -> str:
     """Show-time form of text whose lines matter (a worked example's code): NFKC (a fullwidth `＜` is a `<`),
-    controls and chat-template tokens removed, override phrases replaced, lines and indentation kept, and every `<` that could open a tag
-    escaped — except in code's own comparisons and shifts (`a<b`, `x<<2`: right after a name, a bracket or
-    another `<`); `<` before `ghost` is escaped everywhere, so no delimiter of ours can be formed. Fences are
-    not cut to an excerpt (the code is the point). Never raises: a non-string is ""."""
+    controls and chat-template tokens removed, override phrases replaced, lines and indentation kept, and
+    every `<` that could open a tag escaped — except in code's own comparisons and shifts (`a<b`, `x<<2`:
+    right after a name, a bracket or another `<`); `<` before `ghost` is escaped everywhere, so no delimiter
+    of ours can be formed. Fences are not cut to an excerpt (the code is the point), and role markers at a
+    line start are kept (`user: str` is a line of code); what keeps such text harmless is the delimited data
+    block it is shown in. Never raises: a non-string is ""."""
     if not isinstance(text, str) or not text:
         return ""
     text = strip_controls(unicodedata.normalize("NFKC", text.replace("\r\n", "\n")))
