@@ -168,3 +168,31 @@ async def test_experience_top_k_zero_shows_nothing(tmp_path: Path) -> None:
                             experience_top_k=0) as daemon:
         await daemon.client.post(CHAT, json={"messages": [{"role": "user", "content": request}]})
     assert not shown_in(backend.requests[0])
+
+
+async def test_the_agent_turn_is_shown_the_examples_too(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    request = "What is the total revenue for the North region in sales.csv? Reply with just the number."
+    with ExperienceBank(home / "system" / "selfplay" / "experience.sqlite3") as bank:
+        bank.add("What is the total revenue for the East region in orders.csv? Reply with just the number.", "12.5")
+    backend = ScriptedBackend(replies=[ScriptedReply(content="7")] * 4)
+    async with watchdog_app(tmp_path, backend=backend, router="always-agent", agent_strategy="answer-first",
+                            mcts=False) as daemon:
+        reply = await daemon.client.post(CHAT, json={"messages": [{"role": "user", "content": request}]})
+    assert reply.status_code == 200
+    draft = backend.requests[0]
+    assert last_user(draft).startswith(HEADER) and last_user(draft).endswith(request)
+    assert all(OPEN not in m["content"] for m in messages_of(draft) if m["role"] == "system")
+
+
+async def test_a_corrupt_bank_is_set_aside_and_reported_and_chat_goes_on(tmp_path: Path) -> None:
+    path = tmp_path / "home" / "system" / "selfplay" / "experience.sqlite3"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"garbage" * 1000)
+    async with watchdog_app(tmp_path) as daemon:
+        reply = await daemon.client.post(CHAT, json={"messages": [{"role": "user", "content": "hello there"}]})
+        health = (await daemon.client.get("/v1/ghost/health")).json()
+        assert daemon.ctx.experience is not None and len(daemon.ctx.experience) == 0
+    assert reply.status_code == 200
+    aside = health["extra"]["experience_bank_recovered_from"]
+    assert Path(aside).exists() and Path(aside).read_bytes().startswith(b"garbage")
