@@ -197,3 +197,12 @@ def test_search_costs_well_under_a_millisecond_at_500_examples() -> None:
             times.append(time.perf_counter() - t0)
     # measured about 0.3 ms on a loaded 2-core machine; the bound leaves room for a busy test run
     assert statistics.median(times) < 0.003
+
+
+def test_a_practice_turn_is_not_shown_its_own_request_but_another_seed() -> None:
+    bank = ExperienceBank()
+    task, other = generate(CSV_TOTAL, 1, 2), generate(CSV_TOTAL, 2, 2)
+    bank.add(task.prompt, task.reference, task_id=task.id)
+    assert bank.search(task.prompt, 2)[0].task_id == task.id  # a chat request with this very text sees it
+    assert bank.search("  " + task.prompt.upper(), 2, exclude_same=True) == []
+    assert [e.task_id for e in bank.search(other.prompt, 2, exclude_same=True)] == [task.id]

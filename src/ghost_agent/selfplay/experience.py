@@ -362,19 +362,19 @@ class ExperienceBank:
     def search(self, query: str, k: int, *, exclude_same: bool = False) -> list[Example]:
         """Up to `k` examples for `query`, best rank first, each with its similarity as `score`; only those at
         or above `SIMILARITY_FLOOR` and not retired. `exclude_same`: leave out an example of this very request
-        (exact or near-duplicate: a self-play turn must not be shown its own task's answer)."""
+        (the same text, whitespace and case aside: a practice turn must not be shown its own task's answer; a
+        near-duplicate is another seed of its template, whose data differs, so it may be shown)."""
         asked = ask_tokens(query)
         if k <= 0 or not asked:
             return []
         with self._lock:
             self._refresh(self._live())
             found = self._rank(asked)
-            words = content_tokens(query) if exclude_same else frozenset()
             key = request_key(query.strip()) if exclude_same else ""
             out: list[Example] = []
             for score, example_id in itertools.islice(found, k + SCAN_EXTRA):
                 entry = self._entries[example_id]
-                if exclude_same and entry.duplicates(key, words):
+                if exclude_same and entry.key == key:
                     continue
                 if any(jaccard(entry.ask, self._entries[o.id].ask) >= DIVERSE_JACCARD for o in out):
                     continue

@@ -7,8 +7,9 @@ of the last user message with the lessons notes (`TurnState.notes`), never in a 
 examples hold no user text, so every session may see them. What the block showed is recorded in the
 trajectory (`extra["examples_shown"]`) and, after delivery, counted as shown in the bank.
 
-A practice turn is never shown an example of its own task (exact or near-duplicate request): that would be
-its answer. A turn with `show_examples` off (a bench measuring without the bank) is shown none.
+A practice turn is never shown an example of its own task (the same request, whitespace and case aside): that
+would be its answer. Another seed of the same template may be shown (its data differs: that is the payoff). A
+turn with `show_examples` off (a bench measuring without the bank) is shown none.
 
 `ExperienceOutcome` (a finisher) tells the bank what followed: a turn that was shown examples and ended FAILED
 by a validator's verdict (self-play) or a confident verifier REFUTED demotes them; PASSED or a confident
