@@ -125,6 +125,8 @@ async def run(args: argparse.Namespace, home: Path) -> dict[str, Any]:
         values["upstream_url"] = args.upstream_url
     if args.router:
         values["router"] = args.router
+    if args.local_model:
+        values["local_model"] = args.local_model
     settings = Settings.from_keys(**values).validate()
     app = build_app(settings, configure_logs=False)
     ctx: AppContext = app.state.ctx
@@ -195,6 +197,7 @@ async def run(args: argparse.Namespace, home: Path) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--upstream-url", default=None, help="an OpenAI-compatible server (default: embedded)")
+    parser.add_argument("--local-model", default=None, help="the embedded model (default: the daemon's)")
     parser.add_argument("--practice", type=int, default=8, help="practice tasks (seeds A)")
     parser.add_argument("--tasks", type=int, default=6, help="evaluation tasks (fresh seeds B)")
     parser.add_argument("--cluster", default=None, help="only this cluster's templates")
