@@ -57,6 +57,11 @@ class GhostHome:
         return self.selfplay / "frontier.json"
 
     @property
+    def experience_db(self) -> Path:
+        """The experience bank: validated self-play solutions shown as worked examples (`selfplay/experience.py`)."""
+        return self.selfplay / "experience.sqlite3"
+
+    @property
     def eval(self) -> Path:
         return self.system / "eval"
 

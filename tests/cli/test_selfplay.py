@@ -1,5 +1,6 @@
 """`ghost-agent selfplay run` practises in-process against a real (scripted) upstream on loopback and leaves
-labelled trajectories and tracker counts in the home; `selfplay stats` reports them per cluster."""
+labelled trajectories, tracker counts and a worked example in the home; `selfplay stats` reports them per
+cluster, `selfplay bank` lists the examples."""
 
 from __future__ import annotations
 
@@ -42,3 +43,17 @@ def test_run_then_stats(tmp_path: Path, sandbox: SandboxBackend, capsys: pytest.
     rows = {r["cluster"]: r for r in orjson.loads(capsys.readouterr().out)}
     assert rows["data_analysis"]["attempts"] == 2 and rows["data_analysis"]["passes"] == 1
     assert rows["data_analysis"]["trajectories"] == 2 and rows["data_analysis"]["weight"] is None
+    # the passing reply is now a worked example
+    assert main(["selfplay", "bank", "--home", str(home), "--json"]) == 0
+    bank = orjson.loads(capsys.readouterr().out)
+    assert bank["stats"]["examples"] == 1
+    [example] = bank["examples"]
+    assert example["request"] == task.prompt and example["answer"] == task.reference and example["task_id"] == task.id
+    assert main(["selfplay", "bank", "--home", str(home)]) == 0
+    assert "1 worked examples" in capsys.readouterr().out
+
+
+def test_bank_of_a_fresh_home(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["selfplay", "bank", "--home", str(tmp_path / "home")]) == 0
+    assert "0 worked examples" in capsys.readouterr().out
+    assert not (tmp_path / "home" / "system" / "selfplay" / "experience.sqlite3").exists()  # a view creates nothing

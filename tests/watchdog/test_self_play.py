@@ -76,6 +76,7 @@ async def test_a_user_request_abandons_practice(tmp_path: Path, sandbox: Sandbox
         daemon.idle_for(40)
         practice = asyncio.ensure_future(run_self_play(daemon))
         await wait_until(lambda: daemon.ctx.model_gate.background_busy, timeout=30)
+        await wait_until(lambda: len(backend.requests) == 1)  # the practice turn is in its model call
         reply = await daemon.client.post(CHAT, json={"messages": MESSAGES})
         result = await asyncio.wait_for(practice, timeout=10)
         trajs = list(daemon.ctx.collector.iter_trajectories())

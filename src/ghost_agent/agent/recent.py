@@ -32,6 +32,7 @@ class RecentTurn:
     trajectory_id: str
     user_request: str
     session_id: str
+    examples: tuple[str, ...] = ()  # the worked examples it was shown: a correction demotes them
 
 
 class RecentTurns:

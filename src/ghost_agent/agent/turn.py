@@ -50,6 +50,9 @@ class Turn:
     cluster: str | None = None
     outcome: str | None = None
     record_labels: JSON = field(default_factory=dict)
+    # Worked examples from the experience bank may be shown to this turn (a bench or a practice turn switches
+    # them off to measure without them).
+    show_examples: bool = True
 
     def elapsed_ms(self) -> float:
         """Milliseconds since the turn started."""

@@ -151,6 +151,11 @@ class TurnState:
     memory_block: str = ""
     lessons_shown: list[JSON] | None = None
 
+    # experience (`experience.ExperienceStage`): the worked-examples block (untrusted data, shown with the lessons
+    # block) and which examples it showed (their ids are what a finisher credits or blames: `examples_ids`)
+    examples_block: str = ""
+    examples_shown: list[JSON] | None = None
+
     # router (`routing.RouterStage`)
     route: TurnRoute | None = None
 
@@ -178,6 +183,16 @@ class TurnState:
     lessons_retracted: int | None = None
     lesson_candidate: dict[str, str] | None = None
 
+    @property
+    def notes(self) -> str:
+        """What goes in front of the last user message: the lessons block, then the worked-examples block."""
+        return "\n\n".join(block for block in (self.memory_block, self.examples_block) if block)
+
+    @property
+    def examples_ids(self) -> list[str]:
+        """The ids of the worked examples this turn was shown."""
+        return [str(ref["id"]) for ref in self.examples_shown or ()]
+
     def router_json(self) -> JSON:
         """`trajectory.router`."""
         return self.route.to_json() if self.route is not None else dict(PASSTHROUGH_ROUTE)
@@ -196,6 +211,8 @@ class TurnState:
         extra: JSON = {}
         if self.lessons_shown is not None:
             extra["lessons_shown"] = self.lessons_shown
+        if self.examples_shown is not None:
+            extra["examples_shown"] = self.examples_shown
         if self.agent is not None:
             extra["agent"] = self.agent.to_json()
         if self.corrected_prior is not None:

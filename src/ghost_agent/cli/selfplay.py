@@ -1,10 +1,11 @@
-"""`ghost-agent selfplay run|stats`: practise now (to bootstrap a fresh home), and what practice has done.
+"""`ghost-agent selfplay run|stats|bank`: practise now (to bootstrap a fresh home), and what practice has done.
 
 `run` builds the daemon in-process from the same settings `serve` takes (so `--upstream-url` or the embedded
 model, the home, the sandbox) and runs what phase 3 runs, `--n` tasks at once, with a progress line (pass
 rate, ETA) per attempt. Stop the daemon first when it uses the embedded model: two processes would each load
 it. `stats` reads the home: per cluster the attempts, pass rate (all time and recent), the difficulty it
-practises at, saturation, and the frontier weight the next pass would give it.
+practises at, saturation, and the frontier weight the next pass would give it. `bank` lists the experience
+bank's worked examples (value, times shown, passes and failures after showing, times the task was solved again).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from ghost_agent.settings import FIELDS, Settings, SettingsError, load_settings
 
 
 def add_subparser(sub: Any, add_settings_flags: Any) -> argparse.ArgumentParser:
-    """Register `selfplay run|stats` on the main parser's subparsers action."""
+    """Register `selfplay run|stats|bank` on the main parser's subparsers action."""
     parser: argparse.ArgumentParser = sub.add_parser(
         "selfplay", help="practise now (bootstrap a home), or show what self-play has done", description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -44,6 +45,10 @@ def add_subparser(sub: Any, add_settings_flags: Any) -> argparse.ArgumentParser:
                                 "difficulty, saturation and frontier weight")
     stats.add_argument("--json", action="store_true", help="machine-readable output")
     stats.set_defaults(func=cmd_selfplay, parser=stats, handler=_stats)
+    bank = commands.add_parser("bank", parents=[home_config_parent()], help="the experience bank: worked examples "
+                               "kept from passing practice, with how they fared when shown")
+    bank.add_argument("--json", action="store_true", help="machine-readable output (answers included)")
+    bank.set_defaults(func=cmd_selfplay, parser=bank, handler=_bank)
     return parser
 
 
@@ -124,7 +129,7 @@ async def _practise(settings: Settings, args: argparse.Namespace, attempts: int,
         return await practise(
             ctx, tracker, sandbox, rng, tasks=args.n, attempts=attempts, cluster=args.cluster,
             scorer=ctx.prm_scorer, collector=ctx.collector, frontier=settings.learning.frontier_selfplay,
-            uniform_prob=settings.learning.frontier_uniform_sample_prob, on_attempt=progress,
+            uniform_prob=settings.learning.frontier_uniform_sample_prob, on_attempt=progress, bank=ctx.experience,
         )
 
 
@@ -189,6 +194,39 @@ def _stats(args: argparse.Namespace, parser: argparse.ArgumentParser, out: IO[st
     if all(r["weight"] is None for r in rows):
         out.write("weights: - (the frontier engages once a trained PRM checkpoint exists; until then picks are "
                   "the brittle pool's)\n")
+    return 0
+
+
+def _bank(args: argparse.Namespace, parser: argparse.ArgumentParser, out: IO[str], err: IO[str]) -> int:
+    import orjson
+
+    from ghost_agent.selfplay.experience import ExperienceBank, ExperienceBankError
+
+    settings = cli_settings(args, parser)
+    path = GhostHome(settings.home).experience_db
+    if not path.exists():
+        items, stats = [], {"examples": 0}
+    else:
+        try:
+            with ExperienceBank(path, max_examples=settings.learning.experience_max_examples) as bank:
+                items, stats = bank.examples(), bank.stats()
+        except ExperienceBankError as exc:
+            err.write(f"ghost-agent selfplay bank: {exc}\n")
+            return 1
+    if args.json:
+        out.write(orjson.dumps({"stats": stats, "examples": [e.to_dict() for e in items]},
+                               option=orjson.OPT_INDENT_2).decode() + "\n")
+        return 0
+    if stats.get("recovered_from"):
+        out.write(f"the bank was corrupt and started afresh; the old file is {stats['recovered_from']}\n")
+    out.write(f"{len(items)} worked examples in {path}\n")
+    if items:
+        out.write(f"{'id':<16} {'cluster':<15} {'value':>5} {'shown':>5} {'pass':>4} {'fail':>4} {'seen':>4}  "
+                  "request\n")
+    for e in items:
+        request = " ".join(e.request.split())
+        out.write(f"{e.id:<16} {e.cluster[:15]:<15} {e.value:>5.2f} {e.shown:>5} {e.passes:>4} {e.fails:>4} "
+                  f"{e.support:>4}  {request[:60] + ('…' if len(request) > 60 else '')}\n")
     return 0
 
 

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ghost_agent.memory import examples
 from ghost_agent.memory.lessons import Lesson, ScoredLesson
 from ghost_agent.memory.sanitize import neutralize
 
@@ -95,17 +96,24 @@ def lesson_refs(lessons: Sequence[LessonLike]) -> list[dict[str, Any]]:
     return refs
 
 
-_ECHO_BLOCK_RE = re.compile(re.escape(OPEN) + r".*?" + re.escape(CLOSE), re.S)
-_ECHO_TAG_RE = re.compile(r"</?ghost-notes>")
+# The daemon's framings a reply may echo: this notes block and the worked-examples block (`memory/examples.py`).
+_FRAMES = ((HEADER, OPEN, CLOSE), (examples.HEADER, examples.OPEN, examples.CLOSE))
+_ECHO_BLOCK_RE = re.compile("|".join(re.escape(o) + r".*?" + re.escape(c) for _, o, c in _FRAMES), re.S)
+_ECHO_TAG_RE = re.compile(r"</?ghost-(?:notes|examples)>")
+ECHO_STARTS = tuple(part for header, opening, _ in _FRAMES for part in (opening, header))
+ECHO_CLOSES = tuple(closing for _, _, closing in _FRAMES)
 
 
 def strip_notes_echo(text: str) -> str:
-    """`text` (a model's reply) without any copy of the notes block a small model may echo: a whole
-    `<ghost-notes>` … `</ghost-notes>` block, the header line, a stray delimiter. The block is the daemon's
-    own framing, never something to show the user (measured: the 1.5B began a reply with `<ghost-notes>`)."""
-    if OPEN not in text and CLOSE not in text and HEADER not in text:
+    """`text` (a model's reply) without any copy of the blocks it was shown that a small model may echo: a whole
+    `<ghost-notes>` … `</ghost-notes>` or `<ghost-examples>` … `</ghost-examples>` block, a header line, a stray
+    delimiter. The blocks are the daemon's own framing, never something to show the user (measured: the 1.5B
+    began a reply with `<ghost-notes>`)."""
+    if not any(part in text for part in (*ECHO_STARTS, *ECHO_CLOSES)):
         return text
-    cleaned = _ECHO_TAG_RE.sub("", _ECHO_BLOCK_RE.sub("", text.replace(HEADER, "")))
+    for header, _, _ in _FRAMES:
+        text = text.replace(header, "")
+    cleaned = _ECHO_TAG_RE.sub("", _ECHO_BLOCK_RE.sub("", text))
     return cleaned.strip()
 
 
@@ -132,6 +140,8 @@ def _clip(text: str, limit: int) -> str:
 __all__ = [
     "shown_as",
     "CLOSE",
+    "ECHO_CLOSES",
+    "ECHO_STARTS",
     "HEADER",
     "OPEN",
     "LessonsBlock",

@@ -98,6 +98,8 @@ _INSTRUCTION_FLAGS = re.compile(
 FLAG_CONTEXT = 40  # characters shown around a flagged phrase
 _FENCE = re.compile(r"(`{3,}|~{3,})[^\n]*\n?(.*?)(?:\1|\Z)", re.DOTALL)
 _TAG_OPEN = re.compile(r"<(?=[/!?|A-Za-z<]|\s+/)")  # "<b", "</x", "< /x"; not "a < b"
+# In code a `<` right after a name, a bracket or another `<` is an operator; `<` before "ghost" never is.
+_CODE_TAG_OPEN = re.compile(r"<(?=\s*/?\s*ghost)|(?<![\w)\]<])<(?=[/!?|A-Za-z<]|\s+/)", re.IGNORECASE)
 _BLANK_RUNS = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)+")
 _SPACE_RUNS = re.compile(r"[ \t]{2,}")
 
@@ -167,6 +169,25 @@ def neutralize(text: object) -> str:
     return _TAG_OPEN.sub(TAG_ESCAPE, " ".join(sanitize_text(text).split()))
 
 
+def neutralize_lines(text: object) -> str:
+    """Show-time form of text whose lines matter (a worked example's code): NFKC (a fullwidth `＜` is a `<`),
+    controls and chat-template tokens removed, override phrases replaced, lines and indentation kept, and
+    every `<` that could open a tag escaped — except in code's own comparisons and shifts (`a<b`, `x<<2`:
+    right after a name, a bracket or another `<`); `<` before `ghost` is escaped everywhere, so no delimiter
+    of ours can be formed. Fences are not cut to an excerpt (the code is the point), and role markers at a
+    line start are kept (`user: str` is a line of code); what keeps such text harmless is the delimited data
+    block it is shown in. Never raises: a non-string is ""."""
+    if not isinstance(text, str) or not text:
+        return ""
+    text = strip_controls(unicodedata.normalize("NFKC", text.replace("\r\n", "\n")))
+    for _ in range(MAX_PASSES):
+        new = _OVERRIDE.sub(REMOVED, _TEMPLATE_TOKENS.sub("", text))
+        if new == text:
+            break
+        text = new
+    return _CODE_TAG_OPEN.sub(TAG_ESCAPE, _BLANK_RUNS.sub("\n\n", text)).strip("\n").rstrip()
+
+
 def clip(text: str, cap: int) -> str:
     """`text` cut to at most `cap` characters, an ellipsis marking the cut."""
     if len(text) <= cap:
@@ -213,6 +234,7 @@ __all__ = [
     "clean_label",
     "clip",
     "neutralize",
+    "neutralize_lines",
     "sanitize_text",
     "visibility_key",
     "strip_controls",

@@ -7,6 +7,10 @@ yielded), hands the reply and that workspace to `grade`, and records the traject
 returned: source `self_play`, the cluster, outcome PASSED/FAILED (a validator's verdict, the "self" reward
 source), and `extra.selfplay` {template, seed, difficulty, attempt, reason, reward, detail}. A reward that
 says the machinery broke (CRASH, TIMEOUT) leaves the outcome UNKNOWN: noise is not a lesson.
+
+Every passing reply goes into the experience bank when one is given (`selfplay/experience.py`): the task's
+request and the verified answer, a worked example for similar requests later. A practice turn may itself be
+shown examples of other tasks (never of its own: the experience stage leaves those out).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from ghost_agent.learned.reward import Reward
 from ghost_agent.logging import get_logger
 from ghost_agent.sandbox.base import SandboxBackend
 from ghost_agent.selfplay.checks import CheckEnv, validate
+from ghost_agent.selfplay.experience import ExperienceBank
 from ghost_agent.selfplay.frontier import FrontierTracker, Pick, choose
 from ghost_agent.selfplay.task import Task, generate
 from ghost_agent.selfplay.templates import by_cluster, find
@@ -60,9 +65,10 @@ class PracticeHost(Protocol):
     """What a pass needs from the daemon (the server's `AppContext` provides it)."""
 
     async def practice_turn(
-        self, prompt: str, *, session_id: str, files: dict[str, str], grade: Grader
+        self, prompt: str, *, session_id: str, files: dict[str, str], grade: Grader, show_examples: bool = True
     ) -> PracticeTurn:
-        """Run the chat turn on `prompt` in a fresh workspace holding `files`, grade it, record it."""
+        """Run the chat turn on `prompt` in a fresh workspace holding `files`, grade it, record it
+        (`show_examples=False`: without worked examples from the experience bank)."""
         ...
 
 
@@ -139,10 +145,13 @@ async def practise(
     uniform_prob: float = 0.2,
     check_yield: Callable[[], None] = lambda: None,
     on_attempt: Callable[[Attempt], Any] | None = None,
+    bank: ExperienceBank | None = None,
+    show_examples: bool = True,
 ) -> PassReport:
     """Set and solve up to `tasks` tasks, `attempts` each (in `cluster` only, when given); the tracker is
     saved after every attempt, so a pass cut short keeps what it learned. `check_yield` runs between steps
-    (the phase raises there when a user request is in flight)."""
+    (the phase raises there when a user request is in flight). A passing reply is kept in `bank`;
+    `show_examples=False` runs the turns without worked examples."""
     templates = {c: [t.name for t in ts] for c, ts in by_cluster().items() if cluster is None or c == cluster}
     if not templates:
         raise ValueError(f"no templates for cluster {cluster!r}")
@@ -160,12 +169,14 @@ async def practise(
             check_yield()
             started = time.perf_counter()
             turn = await host.practice_turn(task.prompt, session_id=session_for(task, attempt), files=task.files,
-                                            grade=grader(task, pick, attempt, sandbox))
+                                            grade=grader(task, pick, attempt, sandbox), show_examples=show_examples)
             grade = turn.grade
             passed = grade is not None and grade.outcome == "passed"
             if grade is not None and grade.outcome != "unknown":
                 tracker.record(task.cluster, task.template, task.seed, task.difficulty, passed)
                 tracker.save()
+            if passed and bank is not None:
+                await keep(bank, task, turn)
             done = Attempt(task.id, task.cluster, attempt, passed,
                            grade.reward.failure_class.value if grade is not None else "none",
                            time.perf_counter() - started, str(pick.get("reason")), turn.trajectory_id)
@@ -178,5 +189,17 @@ async def practise(
     return report
 
 
-__all__ = ["Attempt", "Grade", "Grader", "PassReport", "PracticeHost", "PracticeTurn", "grader", "practise",
+async def keep(bank: ExperienceBank, task: Task, turn: PracticeTurn) -> None:
+    """A passing reply as a worked example (a bank that fails to write costs the example, never the pass)."""
+    try:
+        kept = await bank.aadd(task.prompt, turn.reply, cluster=task.cluster, task_id=task.id,
+                               trajectory_id=turn.trajectory_id or "")
+    except Exception as exc:  # noqa: BLE001 - the bank is a bonus
+        log.warning("experience_add_failed", task=task.id, error=repr(exc))
+        return
+    log.info("experience_kept", task=task.id, example=kept.id if kept is not None else None,
+             support=kept.support if kept is not None else 0)
+
+
+__all__ = ["Attempt", "Grade", "Grader", "PassReport", "PracticeHost", "PracticeTurn", "grader", "keep", "practise",
            "session_for"]

@@ -17,6 +17,7 @@ from ghost_agent import __version__
 from ghost_agent.agent.pipeline import TurnPipeline
 from ghost_agent.agent.services import AgentServices
 from ghost_agent.agent.stages.correction import CorrectionStage
+from ghost_agent.agent.stages.experience import ExperienceOutcome, ExperienceStage
 from ghost_agent.agent.stages.learn import LearnOnRecovery
 from ghost_agent.agent.stages.memory_bus import MemoryStage
 from ghost_agent.agent.stages.prepare import ContextStage, PrepareStage, ReplyModelStage
@@ -34,6 +35,7 @@ from ghost_agent.prm.scorer import PRMScorer
 from ghost_agent.router.dispatch import Router
 from ghost_agent.sandbox.workspace import Workspaces
 from ghost_agent.selfhood.service import Selfhood
+from ghost_agent.selfplay.experience import ExperienceBank, ExperienceBankError
 from ghost_agent.server.chat.route import router as chat_router
 from ghost_agent.server.completions.route import router as completions_router
 from ghost_agent.server.cors import install_cors
@@ -76,9 +78,9 @@ def build_pipeline(
     reflection: ReflectionScheduler | None = None,
     names: ModelNames | None = None,
 ) -> TurnPipeline:
-    """The turn (DESIGN §4): context → correction check → memory bus → router → reply (fast path, or tool loop
-    → verifier); after delivery: record the trajectory, learn from a recovery. A finisher that raises is counted
-    in `metrics` (`ghost_finisher_failures_total`)."""
+    """The turn (DESIGN §4): context → correction check → memory bus → worked examples → router → reply (fast
+    path, or tool loop → verifier); after delivery: record the trajectory, learn from a recovery, credit or
+    demote the examples shown. A finisher that raises is counted in `metrics` (`ghost_finisher_failures_total`)."""
     settings = services.settings
 
     def count_failure(finisher: str) -> None:
@@ -90,6 +92,7 @@ def build_pipeline(
             ContextStage(recording=services.collector.enabled),
             CorrectionStage(services, hooks=[reflection.on_correction] if reflection is not None else None),
             MemoryStage(services),
+            ExperienceStage(services),
             RouterStage(services),
             PrepareStage(names if names is not None else settings.backend.model, services.backend.context_limit),
             RespondStage(services),
@@ -100,6 +103,7 @@ def build_pipeline(
                 services.collector, services.recent, refute_confidence=settings.agent.verifier_refute_confidence
             ),
             LearnOnRecovery(services),
+            ExperienceOutcome(services),
             *([reflection] if reflection is not None else []),  # schedules a correction's reflection, if pending
         ],
         on_finisher_error=count_failure,
@@ -147,6 +151,19 @@ def open_lesson_store(ctx: AppContext) -> None:
         ctx.agent_services.memory = SkillMemory(ctx.home.lessons_db)
     except SkillMemoryError as exc:
         log.error("lesson_store_unavailable", path=str(ctx.home.lessons_db), error=str(exc))
+
+
+def open_experience_bank(ctx: AppContext) -> None:
+    """Open the experience bank in the home (a corrupt file is set aside there and reported); one that cannot be
+    opened at all is logged and the daemon runs without worked examples."""
+    try:
+        bank = ExperienceBank(ctx.home.experience_db, max_examples=ctx.settings.learning.experience_max_examples)
+    except ExperienceBankError as exc:
+        log.error("experience_bank_unavailable", path=str(ctx.home.experience_db), error=str(exc))
+        return
+    ctx.agent_services.experience = bank
+    if bank.recovered_from is not None:
+        ctx.health_extra["experience_bank_recovered_from"] = str(bank.recovered_from)
 
 
 async def detect_sandbox(ctx: AppContext) -> None:
@@ -254,6 +271,7 @@ def build_app(
         log.info("startup", version=__version__, backend=backend.kind, settings=settings.public_dict())
         load_learned_models(ctx)
         open_lesson_store(ctx)
+        await asyncio.to_thread(open_experience_bank, ctx)  # reads the bank's index: off the event loop
         if services.selfhood is not None:
             await asyncio.to_thread(services.selfhood.load)  # the wake-up prefix of the first turn
         ctx.agent_services.workspaces = Workspaces(
@@ -282,6 +300,8 @@ def build_app(
             await backend.aclose()
             if services.memory is not None:
                 services.memory.close()
+            if services.experience is not None:
+                services.experience.close()
             collector.close()  # fsyncs what the batch policy has not synced yet
             log.info("shutdown_complete")
             if sink is not None:

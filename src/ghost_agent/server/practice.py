@@ -27,14 +27,15 @@ log = get_logger("selfplay")
 
 async def practice_turn(
     pipeline: TurnPipeline, gate: ModelGate, workspaces: Workspaces | None, prompt: str, *, session_id: str,
-    files: dict[str, str], grade: Grader,
+    files: dict[str, str], grade: Grader, show_examples: bool = True,
 ) -> PracticeTurn:
-    """One graded, recorded self-play turn (see the module doc)."""
+    """One graded, recorded self-play turn (see the module doc); `show_examples=False`: no worked examples."""
     workspace = workspaces.path_for(session_id) if workspaces is not None else None
     if workspace is not None:
         write_files(workspace, files)
     turn = Turn(body={"messages": [{"role": "user", "content": prompt}]}, session_id=session_id)
     turn.source = Source.SELF_PLAY.value
+    turn.show_examples = show_examples
     graded: list[Grade] = []
     started = time.perf_counter()
 

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from ghost_agent.memory.store import SkillMemory
     from ghost_agent.reflection.reflector import Reflector
     from ghost_agent.selfhood.service import Selfhood
+    from ghost_agent.selfplay.experience import ExperienceBank
     from ghost_agent.watchdog.runner import Watchdog
 
 
@@ -107,6 +108,11 @@ class AppContext:
         return self.agent_services.memory
 
     @property
+    def experience(self) -> ExperienceBank | None:
+        """The experience bank (None until the lifespan opens it, or when it cannot be opened)."""
+        return self.agent_services.experience
+
+    @property
     def selfhood(self) -> Selfhood | None:
         """The diary, self-state and narrative (None: selfhood off)."""
         return self.agent_services.selfhood
@@ -122,11 +128,11 @@ class AppContext:
         return self.agent_services.sandbox
 
     async def practice_turn(
-        self, prompt: str, *, session_id: str, files: dict[str, str], grade: Grader
+        self, prompt: str, *, session_id: str, files: dict[str, str], grade: Grader, show_examples: bool = True
     ) -> PracticeTurn:
         """One self-play turn: run, graded, recorded (`server/practice.py`)."""
         return await practice_turn(self.pipeline, self.model_gate, self.workspaces, prompt, session_id=session_id,
-                                   files=files, grade=grade)
+                                   files=files, grade=grade, show_examples=show_examples)
 
     def spawn(self, coro: Coroutine[Any, Any, Any], name: str, *, service: bool = False) -> asyncio.Task[Any]:
         """Start a background task that is held (never fire-and-forget) until it ends or shutdown.

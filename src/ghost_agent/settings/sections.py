@@ -175,6 +175,8 @@ class LearningSettings:
     frontier_uniform_sample_prob: float = 0.2
     selfplay_tasks_per_pass: int = 3
     selfplay_attempts: int = 2
+    experience_top_k: int = 2
+    experience_max_examples: int = 500
     reflection: bool = True
     reflection_timeout_s: float = 120.0
     reflection_max_tokens: int = 384

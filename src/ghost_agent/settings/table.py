@@ -277,6 +277,14 @@ TABLE: tuple[Key, ...] = (
     Key("learning", "selfplay_attempts",
         "Attempts per self-play task (several give a pass rate and pass/fail pairs of one task).", lo=1, hi=10,
     ),
+    Key("learning", "experience_top_k",
+        "Worked examples from the experience bank (validated self-play solutions) shown per request, as a "
+        "delimited data block before the last user message (0 = none).", lo=0, hi=10,
+    ),
+    Key("learning", "experience_max_examples",
+        "Examples the experience bank keeps; past it the lowest-valued (failed after being shown) go first.",
+        lo=1, hi=100000,
+    ),
     Key("learning", "reflection",
         "Reflect on failed turns: a user correction at once (after the reply), the rest in the watchdog's "
         "reflection backstop; the lessons go to the lesson store.",

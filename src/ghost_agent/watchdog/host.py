@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from ghost_agent.router.dispatch import Router
     from ghost_agent.sandbox.base import SandboxBackend
     from ghost_agent.selfhood.service import Selfhood
+    from ghost_agent.selfplay.experience import ExperienceBank
     from ghost_agent.selfplay.practice import Grader, PracticeTurn
     from ghost_agent.settings import Settings
     from ghost_agent.trajectories.collector import TrajectoryCollector
@@ -71,6 +72,10 @@ class PhaseHost(Protocol):
         """The diary, self-state and narrative (None: selfhood off)."""
 
     @property
+    def experience(self) -> ExperienceBank | None:
+        """The experience bank self-play fills (None: no bank)."""
+
+    @property
     def reflector(self) -> Reflector | None:
         """The Reflector the reflection backstop runs (None: --no-reflection)."""
 
@@ -79,7 +84,7 @@ class PhaseHost(Protocol):
         """The sandbox code runs in (None until probed, or when none may run)."""
 
     async def practice_turn(
-        self, prompt: str, *, session_id: str, files: dict[str, str], grade: Grader
+        self, prompt: str, *, session_id: str, files: dict[str, str], grade: Grader, show_examples: bool = True
     ) -> PracticeTurn:
         """Self-play: the chat turn on `prompt`, in-process at low priority, graded and recorded."""
 

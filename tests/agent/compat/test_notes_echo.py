@@ -13,6 +13,7 @@ import pytest
 from ghost_agent.agent.compat.notes_echo import strip_echo_stream
 from ghost_agent.home import GhostHome
 from ghost_agent.llm.scripted import ScriptedBackend, ScriptedReply
+from ghost_agent.memory import examples
 from ghost_agent.memory.bus import CLOSE, HEADER, OPEN
 from ghost_agent.memory.store import SkillMemory
 from tests.agent.daemon_helpers import daemon
@@ -57,6 +58,24 @@ def test_the_stream_filter_drops_only_an_echoed_block(reply: str, shown: str, si
     assert content(out) == shown
     assert out[0]["choices"][0]["delta"] == {"role": "assistant"}
     assert out[-1]["choices"][0]["finish_reason"] == "stop"
+
+
+EXAMPLES_ECHO = (f"{examples.HEADER}\n{examples.OPEN}\nExample 1. Request:\nsum it\nExample 1. Checked answer:\n"
+                 f"```python\nprint(1)\n```\n{examples.CLOSE}\n\n")
+
+
+@pytest.mark.parametrize("reply", [
+    f"{EXAMPLES_ECHO}Waves fold into foam.",
+    f"{ECHO}{EXAMPLES_ECHO}Waves fold into foam.",  # both blocks, as they were shown
+    f"{examples.OPEN}\nExample 1. Request:\nx\n{examples.CLOSE}Waves fold into foam.",
+])
+@pytest.mark.parametrize("size", [1, 7, 400])
+def test_the_stream_filter_drops_an_echoed_examples_block(reply: str, size: int) -> None:
+    assert content(filtered(chunks(reply, size))) == "Waves fold into foam."
+
+
+def test_worked_words_at_the_start_are_not_an_echo() -> None:
+    assert content(filtered(chunks("Worked it out: 42.", 3))) == "Worked it out: 42."
 
 
 def test_an_ordinary_reply_is_released_after_a_few_characters() -> None:

@@ -103,6 +103,9 @@ class CorrectionStage:
                 retracted = await memory.aretract_lessons_from_trajectory(
                     recent.trajectory_id, reason="user_correction"
                 )
+            experience = self.services.experience
+            if experience is not None and recent.examples:  # the worked examples it was shown did not help
+                await experience.amark_outcome(recent.examples, False)
         except Exception as exc:  # noqa: BLE001 - learning bookkeeping must never break the user's turn
             log.warning("user_correction_failed", trajectory_id=recent.trajectory_id, error=repr(exc))
             return
@@ -114,6 +117,7 @@ class CorrectionStage:
             score=verdict.score,
             jaccard=round(verdict.jaccard, 3),
             lessons_retracted=retracted,
+            examples_demoted=len(recent.examples),
         )
         preference = stated_preference(prior_user or recent.user_request, current)
         if preference is not None:

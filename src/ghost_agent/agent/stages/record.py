@@ -133,5 +133,6 @@ class RecordTrajectory:
         await self.collector.aappend(traj)
         if self.recent is not None and error is None and traj.final_response:
             self.recent.remember(
-                traj.final_response, RecentTurn(traj.id, traj.user_request, traj.session_id)
+                traj.final_response,
+                RecentTurn(traj.id, traj.user_request, traj.session_id, tuple(turn.state.examples_ids)),
             )

@@ -5,8 +5,9 @@ tool-using turns the verifier; a confident REFUTED appends a note to the reply a
 turn's id produced (DESIGN §4 step 5). A recovered turn the verifier CONFIRMED leaves a lesson candidate that
 the `LearnOnRecovery` finisher writes after delivery (a distilled, bounded lesson scoped to this session).
 
-Lessons reach the model only as the memory bus's delimited notes block in front of the last user message
-(`prompting.with_notes`), never as system text, on every path: fast, answer-first and tool loop.
+Lessons and worked examples reach the model only as delimited data blocks in front of the last user message
+(`TurnState.notes`: the memory bus's notes, then the experience bank's examples; `prompting.with_notes`), never as
+system text, on every path: fast, answer-first and tool loop.
 
 Streaming agent turns (`agent/compat/streaming.py`) send the role chunk at once and the answer when it exists; tool
 progress is streamed as content only with `--stream-tool-progress`.
@@ -99,7 +100,7 @@ class RespondStage:
     async def _respond_one(self, turn: Turn) -> None:
         if not takes_agent_path(turn):
             await self.fast.run(turn, body=fast_body(turn))
-            if turn.state.memory_block and not turn.body.get("tools"):  # the notes were sent: the model may echo them
+            if turn.state.notes and not turn.body.get("tools"):  # the notes were sent: the model may echo them
                 if turn.chunks is not None:
                     turn.chunks = strip_echo_stream(turn.chunks)
                 elif turn.response is not None:
@@ -154,9 +155,10 @@ def choose_strategy(setting: str, kind: RequestKind) -> str:
 
 def fast_body(turn: Turn) -> JSON:
     """The fast path's request: a copy of the client's body with the per-turn system text (selfhood) in front
-    and the lessons block in the last user message; `turn.body` itself is never changed (it is what the
-    trajectory records as the user's request). Client tools → the body as sent: the client drives that turn."""
-    extra, notes = turn.state.selfhood_prefix, turn.state.memory_block
+    and the lessons and worked-examples blocks in the last user message; `turn.body` itself is never changed (it
+    is what the trajectory records as the user's request). Client tools → the body as sent: the client drives
+    that turn."""
+    extra, notes = turn.state.selfhood_prefix, turn.state.notes
     messages = turn.body.get("messages")
     if not (extra or notes) or not isinstance(messages, list) or turn.body.get("tools"):
         return turn.body
@@ -164,7 +166,7 @@ def fast_body(turn: Turn) -> JSON:
 
 
 def _strip_echo(response: JSON) -> None:
-    """A non-streamed fast reply without a copy of the notes block the model may have echoed (a streamed one
+    """A non-streamed fast reply without a copy of the notes or examples block the model may have echoed (a streamed one
     goes through `notes_echo.strip_echo_stream`)."""
     for choice in response.get("choices") or ():
         message = choice.get("message") if isinstance(choice, dict) else None
@@ -210,7 +212,7 @@ class AgentTurn:
             turn.state.request_kind = kind
             given = StrategyContext(
                 messages=list(turn.body.get("messages") or []), tool_ctx=ctx, user_request=user_request, kind=kind,
-                extra_system=turn.state.selfhood_prefix, notes=turn.state.memory_block, client_body=turn.body,
+                extra_system=turn.state.selfhood_prefix, notes=turn.state.notes, client_body=turn.body,
                 preferences=turn.state.preferences, on_event=on_event,
             )
             try:

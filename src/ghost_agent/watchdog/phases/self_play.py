@@ -6,7 +6,7 @@ engage it, else the brittle pool; `frontier_uniform_sample_prob` of picks unifor
 `selfplay_attempts` times through `PhaseHost.practice_turn` (low priority: a user request cancels the turn,
 and the pass ends as yielded), and counts every graded attempt in the frontier tracker. Each attempt is a
 trajectory with source `self_play`, a cluster and a PASSED/FAILED outcome: labelled experience for the
-retrain phase that needs no user.
+retrain phase that needs no user. Every passing reply becomes a worked example in the experience bank.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ class SelfPlayPhase(Phase):
         report = await practise(
             ctx.app, tracker, sandbox, self.rng, tasks=self.tasks, attempts=self.attempts,
             scorer=ctx.app.prm_scorer, collector=ctx.app.collector, frontier=self.frontier,
-            uniform_prob=self.uniform_prob, check_yield=ctx.check_yield,
+            uniform_prob=self.uniform_prob, check_yield=ctx.check_yield, bank=ctx.app.experience,
         )
         if not report.picks:
             return PhaseResult.skipped("every cluster is saturated", saturated=tracker.list_saturated_clusters())
