@@ -31,7 +31,7 @@ def test_status_command_prints_the_daemon_status(tmp_path: Path, capsys: pytest.
     assert [p["name"] for p in doc["phases"]][:2] == ["journal_drain", "rem_dream"]
     assert doc["counts"]["trajectories"]["total"] == 0
     table = text.split("models:")[0]
-    assert "journal_drain " in table and "rem_dream " in table and "self_play (not built)" in table
+    assert "journal_drain " in table and "rem_dream " in table and "self_play " in table and "(not built)" not in table
     assert "watchdog: running" in text and "models:" in text and "prm: no model" in text
     assert "lessons 0" in text and "candidates 0" in text
     assert "401" in refused and "GHOST_API_KEY" in refused
