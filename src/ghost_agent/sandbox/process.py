@@ -325,7 +325,7 @@ def run_process(
     if timed_out:
         result.exit_code = -signal.SIGKILL
         result.notes.append(f"killed at the {limits.timeout_s:g} s timeout (whole process tree)")
-    _explain(result, err, cgroup)
+    _explain(result, err, cgroup, guard_killed=guard is not None and guard.report.stopped)
     log.debug(
         "sandbox_exec",
         backend=backend,
@@ -338,15 +338,17 @@ def run_process(
     return result
 
 
-def _explain(result: ExecResult, err: _Capped, cgroup: ExecCgroup | None) -> None:
-    """Set oom_killed and add notes from the cgroup counters, the exit signal and the stderr tail."""
+def _explain(result: ExecResult, err: _Capped, cgroup: ExecCgroup | None, *, guard_killed: bool = False) -> None:
+    """Set oom_killed and add notes from the cgroup counters, the exit signal and the stderr tail. A SIGKILL
+    from the workspace guard is not read as an OOM kill (a fast writer fills the page cache up to the limit)."""
     stats = cgroup.stats() if cgroup is not None else None
     if stats is not None and stats.oom_kills:
         result.oom_killed = True
         result.notes.append(
             f"memory limit: killed by the cgroup OOM killer (memory.oom_control oom_kill={stats.oom_kills})"
         )
-    elif stats is not None and stats.oom_kills is None and stats.mem_failcnt and result.exit_code == -signal.SIGKILL:
+    elif (stats is not None and stats.oom_kills is None and stats.mem_failcnt and result.exit_code == -signal.SIGKILL
+          and not guard_killed):
         result.oom_killed = True  # old kernel without the oom_kill counter: hit the limit, then SIGKILLed
         result.notes.append(f"memory limit: hit the cgroup limit {stats.mem_failcnt} times and was SIGKILLed")
     elif result.exit_code not in (0, None) and _OOM_TEXT.search(bytes(err.kept[-4096:]).decode("utf-8", "replace")):

@@ -60,6 +60,7 @@ class WorkspaceGuard:
 
     def __init__(self, root: Path, limits: ExecLimits) -> None:
         self.fd = usage.open_root(root)
+        self._counters = True  # statvfs answers here (else every poll counts, as the gap allows)
         try:
             started = time.monotonic()
             self._fs_mark = self._fs()
@@ -128,12 +129,15 @@ class WorkspaceGuard:
         try:
             st = os.statvfs(self.fd)
         except OSError:
+            self._counters = False
             return 0, 0
         return (st.f_blocks - st.f_bfree) * st.f_frsize, max(0, st.f_files - st.f_ffree)
 
     def _share(self, grown_b: int, grown_i: int) -> float:
         """How far the filesystem grew since the last count, as a share of the room that count left (bytes or
-        inodes, the larger); 1.0 or more: the workspace may be over its limit now."""
+        inodes, the larger); 1.0 or more: the workspace may be over its limit now (always, without counters)."""
+        if not self._counters:
+            return 1.0
         share = 0.0
         if self.max_bytes is not None:
             share = grown_b / max(1, self.max_bytes - self._last[0])
@@ -231,6 +235,7 @@ class WorkspaceGuard:
                     gone.add(c.parts)
                     entries -= 1
                     removed += 1
+                    self.report.trimmed_bytes += c.charge
             self.report.trimmed_count += removed  # counted, not listed: typically thousands of empty files
 
     def _take_back(self, links: list[usage.Changed], gone: set[tuple[str, ...]]) -> int:
@@ -299,11 +304,12 @@ def _enough(
             break
         chosen.append(item)
         total += weight(item)
-    for item in sorted(chosen, key=lambda i: weight(i)):
-        if total - weight(item) >= excess:
-            chosen.remove(item)
-            total -= weight(item)
-    return chosen
+    spare: set[int] = set()
+    for i in sorted(range(len(chosen)), key=lambda i: weight(chosen[i])):
+        if total - weight(chosen[i]) >= excess:
+            spare.add(i)
+            total -= weight(chosen[i])
+    return [item for i, item in enumerate(chosen) if i not in spare]
 
 
 def _open_own(name: str, dir_fd: int) -> int:
