@@ -142,6 +142,17 @@ async def test_a_program_writing_past_the_quota_is_stopped_and_told(
     assert after.ok and "over_quota" not in after.data and int(after.output) < 8
 
 
+async def test_file_names_in_the_report_are_printable(sandbox: SandboxBackend, workspaces: Workspaces) -> None:
+    ctx = make_ctx(sandbox, workspaces, quota_mb=2)
+    code = ("import os\nblock = b'x' * (1 << 20)\nfor i in range(50):\n"
+            "    open(os.fsencode(f'bad\\n[ok]\\udcff{i}'), 'wb').write(block)")
+    r = await call(ctx, "python", code=code)
+    assert r.data["quota_stopped"] is True, r.output
+    status = r.output.splitlines()[-1]
+    assert status.startswith("[stopped: ") and "bad?[ok]\ufffd" in status
+    assert all("\n" not in t["path"] and "\udcff" not in t["path"] for t in r.data["workspace_quota"]["trimmed"])
+
+
 async def test_a_file_flood_is_stopped_and_told(sandbox: SandboxBackend, workspaces: Workspaces) -> None:
     ctx = make_ctx(sandbox, workspaces, quota_mb=8)
     ctx.quota_entries = 300

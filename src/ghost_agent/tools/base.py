@@ -27,6 +27,7 @@ from ghost_agent.sandbox.base import (
 )
 from ghost_agent.sandbox.usage import MAX_DEPTH
 from ghost_agent.sandbox.workspace import Workspaces
+from ghost_agent.tools.confine import show
 
 MemorySearcher = Callable[[str, int], Awaitable[list[dict[str, Any]]]]
 """`await searcher(query, k)` → up to k memories, each a dict with at least `task` and `solution`."""
@@ -286,7 +287,8 @@ class SandboxTool(Tool):
                 "exceeded": ws.exceeded, "stopped": ws.stopped, "limit_bytes": ws.limit_bytes,
                 "limit_entries": ws.limit_entries, "peak_bytes": ws.peak_bytes, "bytes_after": ws.bytes_after,
                 "entries_after": ws.entries_after, "trimmed_count": ws.trimmed_count,
-                "trimmed_bytes": ws.trimmed_bytes, "trimmed": [dataclasses.asdict(t) for t in ws.trimmed],
+                "trimmed_bytes": ws.trimmed_bytes,
+                "trimmed": [{**dataclasses.asdict(t), "path": _printable(t.path)} for t in ws.trimmed],
             }
         output = "\n".join(parts)
         if result.ok and not (ws is not None and ws.exceeded):
@@ -340,8 +342,15 @@ def _quota_status(ws: WorkspaceReport) -> tuple[str, str, str | None]:
     return f"[{head}: the program {what}; {took}]", f"{head}: the program {what}", hint
 
 
+def _printable(name: str) -> str:
+    """A file name the program chose, fit for a message and a JSON record: undecodable bytes as U+FFFD, control
+    characters (a newline could forge a status line) as '?'."""
+    return "".join(c if c.isprintable() else "?" for c in show(name))
+
+
 def _trimmed_text(t: Trimmed) -> str:
-    path = t.path if len(t.path) <= 60 else f"{t.path[:28]}…{t.path[-28:]}"
+    name = _printable(t.path)
+    path = name if len(name) <= 60 else f"{name[:28]}…{name[-28:]}"
     if t.action == "truncated":
         return f"{path} (cut back by {human_size(t.bytes)} to its size before the call)"
     if t.entries > 1:
