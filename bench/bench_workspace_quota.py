@@ -7,7 +7,8 @@ For each quota and writer (each would write 1 GB if nothing stopped it): the lar
 leaves in the workspace, the peak the workspace reached during the call (the overshoot), and how long the call
 ran - with the guard (sandbox/quota.py), and as before it (RLIMIT_FSIZE lowered to the quota, nothing else).
 Then the cost on a normal short call (`print(1)`) in a small and a larger workspace: the guard's own work timed
-directly (the count before, the polls such a call makes, the last check), and the whole call unwatched, counted
+directly (the count before, the polls such a call makes, the last check: a full count unless nothing at all was
+written on the filesystem meanwhile, so measured both ways), and the whole call unwatched, counted
 first (what the tool layer did before) and guarded, interleaved in the same run (differences of a few ms are
 within this noise); and the daemon CPU the guard spends per second of a call that only sleeps.
 Writes up to 1 GB at a time under --dir (default: the system temp dir; it must be a disk, not a tmpfs).
@@ -114,24 +115,32 @@ def counted_call_ms(backend: SandboxBackend, ws: Path, limits: ExecLimits) -> fl
     return counted + call_ms(backend, ws, limits)
 
 
-def guard_ms(ws: Path, limits: ExecLimits, polls: int, runs: int) -> float:
-    """The guard's own work on a short quiet call, timed directly (median): the count before, `polls` polls,
-    the last check."""
+def guard_ms(ws: Path, limits: ExecLimits, polls: int, runs: int, elsewhere: Path | None) -> float:
+    """The guard's own work on a short call that writes nothing, timed directly (median): the count before,
+    `polls` polls, the last check. With `elsewhere`, a block is written there (the same filesystem) during the
+    call, as a busy daemon would: the last check is then a full count."""
     times = []
     for _ in range(runs):
         t0 = time.perf_counter()
         guard = WorkspaceGuard(ws, limits)
         for _ in range(polls):
             guard.poll(time.monotonic())
-        guard.finish(elapsed_s=0.05)
+        if elsewhere is not None:
+            t1 = time.perf_counter()
+            with open(elsewhere, "ab") as f:
+                f.write(b"x" * 4096)
+            t0 += time.perf_counter() - t1
+        guard.finish()
         guard.close()
         times.append((time.perf_counter() - t0) * 1000)
     return statistics.median(times)
 
 
-def overhead(backend: SandboxBackend, base: Path, files: int, runs: int) -> tuple[float, float, float, float, int]:
+def overhead(
+    backend: SandboxBackend, base: Path, files: int, runs: int
+) -> tuple[float, float, float, float, float, int]:
     """Medians (ms) of a normal call: nothing watched, the count before the call (as before), the guard; and
-    the guard's own work timed directly, with the polls one such call made."""
+    the guard's own work timed directly (quiet filesystem, busy filesystem), with the polls one such call made."""
     ws = fresh(base, f"normal-{files}")
     populate(ws, files)
     plain = ExecLimits(timeout_s=20)
@@ -139,7 +148,7 @@ def overhead(backend: SandboxBackend, base: Path, files: int, runs: int) -> tupl
     call_ms(backend, ws, plain)
     report = backend.run_sync("python", "print(1)", limits=guarded, workspace=ws).workspace
     polls = report.polls if report else 0
-    own = guard_ms(ws, guarded, polls, runs)
+    quiet, busy = guard_ms(ws, guarded, polls, runs, None), guard_ms(ws, guarded, polls, runs, base / "elsewhere")
     bare: list[float] = []
     counted: list[float] = []
     watched: list[float] = []
@@ -148,7 +157,7 @@ def overhead(backend: SandboxBackend, base: Path, files: int, runs: int) -> tupl
         counted.append(counted_call_ms(backend, ws, plain))
         watched.append(call_ms(backend, ws, guarded))
     shutil.rmtree(ws, ignore_errors=True)
-    return statistics.median(bare), statistics.median(counted), statistics.median(watched), own, polls
+    return statistics.median(bare), statistics.median(counted), statistics.median(watched), quiet, busy, polls
 
 
 def cpu_per_second(backend: SandboxBackend, base: Path, guarded: bool, seconds: float = 2.0) -> float:
@@ -193,10 +202,10 @@ def main() -> None:
         print(f"\n## cost on a normal call (`print(1)`), medians of {args.runs} interleaved runs")
         for b in backends:
             for files in (20, 2000):
-                bare, counted, watched, own, polls = overhead(b, base, files, args.runs)
-                print(f"{b.name:<11} {files:>5} files: the guard's own work {own:5.2f} ms (count before, {polls} "
-                      f"polls, last check); whole call: unwatched {bare:6.1f} ms, counted first (before) "
-                      f"{counted:6.1f} ms, guarded {watched:6.1f} ms")
+                bare, counted, watched, quiet, busy, polls = overhead(b, base, files, args.runs)
+                print(f"{b.name:<11} {files:>5} files: the guard's own work {quiet:5.2f} ms on a quiet filesystem, "
+                      f"{busy:5.2f} ms on a busy one (count before, {polls} polls, last check); whole call: "
+                      f"unwatched {bare:6.1f} ms, counted first (before) {counted:6.1f} ms, guarded {watched:6.1f} ms")
         for b in backends:
             without, with_guard = cpu_per_second(b, base, False), cpu_per_second(b, base, True)
             print(f"{b.name:<11} daemon CPU per second of a sleeping call: without {without:4.1f} ms, "

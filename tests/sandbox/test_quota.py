@@ -202,7 +202,7 @@ def test_what_a_run_left_over_the_budget_is_taken_back_after_it(workspace: Path)
         for name in ("one.bin", "two.bin", "three.bin"):
             (workspace / name).write_bytes(b"n" * (2 * MB))
             os.utime(workspace / name, ns=(0, {"one.bin": 1, "two.bin": 2, "three.bin": 3}[name] * 10**9))
-        report = guard.finish(elapsed_s=0.01)
+        report = guard.finish()
     assert report.exceeded == "bytes" and not report.stopped
     # 7 MB in a 4 MB budget: the newest files go until it fits (three, then two); one stays.
     assert [(t.path, t.action) for t in report.trimmed] == [("three.bin", "removed"), ("two.bin", "removed")]
@@ -216,7 +216,7 @@ def test_only_what_is_needed_is_taken_back(workspace: Path) -> None:
         (workspace / "big.bin").write_bytes(b"b" * (5 * MB))
         os.utime(workspace / "big.bin", ns=(0, 10**9))
         (workspace / "note.txt").write_text("newest, small")  # newer, but removing it would not be enough
-        report = guard.finish(elapsed_s=0.01)
+        report = guard.finish()
     assert [t.path for t in report.trimmed] == ["big.bin"]
     assert (workspace / "note.txt").exists()
 
@@ -229,7 +229,7 @@ def test_a_file_made_read_only_is_still_cut_back(workspace: Path) -> None:
         with open(log, "ab") as f:
             f.write(b"+" * (3 * MB))
         log.chmod(0o444)
-        report = guard.finish(elapsed_s=0.01)
+        report = guard.finish()
     assert [(t.path, t.action, t.bytes) for t in report.trimmed] == [("log.txt", "truncated", 3 * MB)]
     assert log.read_bytes() == b"L" * MB
 

@@ -97,7 +97,7 @@ class WorkspaceReport:
     `stopped`: the program was killed for it during the run (else it ended before a check caught it). `trimmed`
     lists (the first 20 of) what was taken back afterwards, `trimmed_count` all of it (files cut back, files
     and folders removed, and the entries of a flood, which are not listed); `*_after` are the figures once it
-    was (after a short quiet run, which needs no last count: the count before plus the filesystem's growth).
+    was (the count before, when nothing at all was written on the filesystem meanwhile).
     `peak_*`: the most a count saw (before the trim); `counted_before`: the count before the run saw every
     entry.
     """

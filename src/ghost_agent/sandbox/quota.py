@@ -13,11 +13,13 @@ either backend, from `run_process`'s loop:
   counted again; a count never starts sooner than SCAN_GAP times the last one's duration after it, so a large
   workspace costs at most a quarter of a core. Over its limit the run is killed like at a timeout (the whole
   tree): more bytes than allowed, more entries than allowed, or a folder nested past MAX_DEPTH.
-- after: a last count, unless the run was short and the filesystem did not grow enough to matter. When the
-  workspace holds more than allowed, what this run wrote beyond it is taken back: files it created are removed,
-  files it grew are cut back to their size before the run, newest first, keeping any that are not needed to get
-  back under; entries it created beyond the entry limit, newest first; folders it nested too deep. Nothing that
-  existed before the run and did not grow is touched. The program's processes are all gone by then.
+- after: a last count, unless not one block or inode was allocated or freed on the filesystem meanwhile. (The
+  counters cannot clear a run that wrote: a deletion elsewhere on the filesystem could hide its growth, which
+  also means such a deletion can delay a kill until the next backstop count.) When the workspace holds more
+  than allowed, what this run wrote beyond it is taken back: files it created are removed, files it grew are
+  cut back to their size before the run, newest first, keeping any that are not needed to get back under;
+  entries it created beyond the entry limit, newest first; folders it nested too deep. Nothing that existed
+  before the run and did not grow is touched. The program's processes are all gone by then.
 
 A run's limit is max(budget, usage before): a workspace already over (its quota was lowered) may shrink, never
 grow. /tmp does not count (a size-limited tmpfs in bubblewrap; the fallback's private temp dir is deleted after
@@ -177,16 +179,13 @@ class WorkspaceGuard:
         """Mark the run as killed for outgrowing the workspace (the caller killed it after `poll` said so)."""
         self.report.stopped = True
 
-    def finish(self, elapsed_s: float) -> WorkspaceReport:
+    def finish(self) -> WorkspaceReport:
         """The last count and, when the workspace holds more than allowed, the trim (see the module docstring).
         Call once every process of the execution is gone."""
         r = self.report
-        used, inodes = self._fs()
-        grown_b, grown_i = max(0, used - self._fs_mark[0]), max(0, inodes - self._fs_mark[1])
-        if elapsed_s < BACKSTOP_S and not self.exceeded and self._share(grown_b, grown_i) < 0.5:
-            # Nothing that could matter was written: the figures are the last count's plus the growth.
-            r.bytes_after, r.entries_after = self._last[0] + grown_b, self._last[1] + grown_i
-            r.peak_bytes, r.peak_entries = max(r.peak_bytes, r.bytes_after), max(r.peak_entries, r.entries_after)
+        if not self.exceeded and self._counters and self._fs() == self._fs_mark:
+            # Not one block or inode was allocated or freed on the filesystem since the last count: the run wrote
+            # nothing (growth elsewhere is not enough to skip: a deletion elsewhere could hide it).
             return r
         tally = self._count(bound=None if self.exceeded else self.bound, baseline=True)
         if self.exceeded and not tally.complete:
@@ -348,7 +347,7 @@ def settle(guard: WorkspaceGuard | None, result: ExecResult) -> ExecResult:
     """After every process of the execution is gone: the guard's last count and trim, into `result`."""
     if guard is None:
         return result
-    report = result.workspace = guard.finish(result.duration_ms / 1000)
+    report = result.workspace = guard.finish()
     if report.exceeded:
         result.notes.append(report.summary())
     return result
