@@ -149,11 +149,59 @@ def _count_as_nobody(tmp_path: Path) -> None:
     os.chmod(tmp_path, 0o755)
     (ws / "hidden" / "inner").chmod(0o000)
     (ws / "hidden").chmod(0o100)  # searchable, not listable
-    src = Path(__file__).resolve().parents[2] / "src"
     code = f"from ghost_agent.sandbox.usage import measure\nt = measure(__import__('pathlib').Path({str(ws)!r}))\n" \
            "print(t.bytes, t.entries)"
+    assert as_nobody(code).split() == [str(MB), "3"]
+
+
+def as_nobody(code: str) -> str:
+    """Run Python `code` as uid/gid 65534 with this checkout's package; its stdout."""
+    src = Path(__file__).resolve().parents[2] / "src"
     out = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c", code],
                          env={"PYTHONPATH": str(src), "PATH": os.environ.get("PATH", "")}, capture_output=True,
                          text=True, timeout=60)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == [str(MB), "3"]
+    return out.stdout
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None,
+                    reason="needs root and setpriv to run the guard as an ordinary uid")
+def test_an_ordinary_uid_takes_back_what_a_run_left_in_folders_it_closed() -> None:
+    # The same uid-sharing case for the trim: a new file in a folder the program made read-only, a grown file
+    # it made read-only, a too-deep tree of read-only folders. The guard (as uid 65534) still takes them back.
+    base = Path(tempfile.mkdtemp(prefix="ghost-trim-"))
+    try:
+        os.chmod(base, 0o755)
+        ws = base / "ws"
+        ws.mkdir()
+        os.chown(ws, 65534, 65534)
+        code = f"""
+import os
+from pathlib import Path
+from ghost_agent.sandbox.base import ExecLimits
+from ghost_agent.sandbox.quota import guard_workspace
+from ghost_agent.sandbox.usage import MAX_DEPTH, measure
+ws = Path({str(ws)!r})
+(ws / "log.txt").write_bytes(b"L" * 1000)
+with guard_workspace(ws, ExecLimits(workspace_bytes=1 << 20, workspace_entries=1000)) as guard:
+    (ws / "closed").mkdir()
+    (ws / "closed" / "new.bin").write_bytes(b"n" * (2 << 20))
+    (ws / "closed").chmod(0o500)
+    with open(ws / "log.txt", "ab") as f:
+        f.write(b"+" * (1 << 20))
+    (ws / "log.txt").chmod(0o400)
+    deep = ws.joinpath(*["d"] * (MAX_DEPTH + 3))
+    deep.mkdir(parents=True)
+    for p in reversed([ws.joinpath(*["d"] * k) for k in range(MAX_DEPTH - 2, MAX_DEPTH + 4)]):
+        p.chmod(0o555)
+    report = guard.finish()
+t = measure(ws)
+print(report.exceeded, t.bytes, len(t.deep), sorted(x.action for x in report.trimmed))
+print((ws / "log.txt").stat().st_size, (ws / "closed" / "new.bin").exists())
+"""
+        first, second = as_nobody(code).splitlines()[-2:]  # after the guard's log line
+        assert first == "bytes 1000 0 ['removed', 'removed', 'truncated']"
+        assert second == "1000 False"
+    finally:
+        subprocess.run(["chmod", "-R", "u+rwx", str(base)], check=False)
+        shutil.rmtree(base)

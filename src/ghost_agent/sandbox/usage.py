@@ -187,7 +187,8 @@ def _open_dir(name: str, dir_fd: int, repair: bool) -> int:
 
 
 def _restore_owner_access(name: str, dir_fd: int) -> bool:
-    """chmod u+rwx a folder we own but cannot read, through an O_PATH fd (so a link is never followed)."""
+    """chmod u+rwx a folder we own, through an O_PATH fd (so a link is never followed); False when it is not
+    ours or cannot be changed."""
     try:
         pfd = os.open(name, _O_PATH, dir_fd=dir_fd)
     except OSError:
@@ -259,6 +260,8 @@ def remove_tree(dir_fd: int, name: str) -> int:
                         children = [(c.name, c.is_dir(follow_symlinks=False)) for c in inner]
                     for child, child_is_dir in children:
                         if child_is_dir:
+                            if repair:  # moving a folder rewrites its "..": it must be writable
+                                _restore_owner_access(child, sub)
                             lifted += 1
                             os.rename(child, f".ghost-lift-{token}-{removed}-{lifted}", src_dir_fd=sub,
                                       dst_dir_fd=top)
