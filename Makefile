@@ -60,6 +60,7 @@ bench: install-local
 	$(PY) bench/bench_embedded.py
 	$(PY) bench/bench_prm.py
 	$(PY) bench/bench_sandbox.py
+	$(PY) bench/bench_workspace_quota.py
 	$(PY) bench/bench_agent.py
 	$(PY) bench/bench_correction_to_lesson.py
 	$(PY) bench/bench_retrain_lag.py

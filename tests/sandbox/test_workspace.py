@@ -110,6 +110,13 @@ def test_usage_and_quota(ws: Workspaces) -> None:
     assert status.used == 1_100_000 and status.exceeded
 
 
+def test_the_entry_limit_follows_the_quota(tmp_path: Path) -> None:
+    # One entry per 4 KB of quota (the least a file takes on disk), 1024 at least, unless given.
+    assert Workspaces(tmp_path, quota_mb=256, max_age_days=0).max_entries == 65_536
+    assert Workspaces(tmp_path, quota_mb=1, max_age_days=0).max_entries == 1024
+    assert Workspaces(tmp_path, quota_mb=1, max_age_days=0, max_entries=10).max_entries == 10
+
+
 def test_usage_does_not_follow_symlinks(ws: Workspaces, tmp_path: Path) -> None:
     big = tmp_path / "big"
     big.mkdir()

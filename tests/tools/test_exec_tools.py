@@ -117,6 +117,55 @@ async def test_file_size_is_capped_by_the_quota_left(sandbox: SandboxBackend, wo
     assert cleaned.ok and "over_quota" not in (await call(ctx, "bash", command="true")).data
 
 
+async def test_a_program_writing_past_the_quota_is_stopped_and_told(
+    sandbox: SandboxBackend, workspaces: Workspaces
+) -> None:
+    ctx = make_ctx(sandbox, workspaces, quota_mb=8)
+    (ctx.workspace / "notes.txt").write_text("kept\n")
+    code = ("block = b'x' * (1 << 20)\nfor i in range(1000):\n    open(f'part{i:03}.bin', 'wb').write(block)\n"
+            "print('done')")
+    r = await call(ctx, "python", code=code)
+    assert not r.ok and r.data["quota_stopped"] is True and r.data["exit_code"] == -9
+    assert r.error is not None and r.error.startswith(
+        "python: stopped: the program wrote past the workspace quota (8.0 MB); delete files or write less; the "
+        "workspace holds ")
+    status = r.output.splitlines()[-1]
+    assert status.startswith("[stopped: the program wrote past the workspace quota (8.0 MB); removed what it "
+                             "wrote beyond it: part"), status
+    quota = r.data["workspace_quota"]
+    assert quota["exceeded"] == "bytes" and quota["bytes_after"] <= 8 * MB and quota["trimmed_count"] >= 1
+    first = quota["trimmed"][0]
+    assert f"{first['path']} (1.0 MB)" in status and first["action"] == "removed"
+    assert (ctx.workspace / "notes.txt").read_text() == "kept\n"
+    # The next call runs in a workspace within its quota, with no note (the file the kill interrupted may stay,
+    # empty).
+    after = await call(ctx, "bash", command="find . -name 'part*.bin' -size +0c | wc -l")
+    assert after.ok and "over_quota" not in after.data and int(after.output) < 8
+
+
+async def test_file_names_in_the_report_are_printable(sandbox: SandboxBackend, workspaces: Workspaces) -> None:
+    ctx = make_ctx(sandbox, workspaces, quota_mb=2)
+    code = ("import os\nblock = b'x' * (1 << 20)\nfor i in range(50):\n"
+            "    open(os.fsencode(f'bad\\n[ok]\\udcff{i}'), 'wb').write(block)")
+    r = await call(ctx, "python", code=code)
+    assert r.data["quota_stopped"] is True, r.output
+    status = r.output.splitlines()[-1]
+    assert status.startswith("[stopped: ") and "bad?[ok]\ufffd" in status
+    assert all("\n" not in t["path"] and "\udcff" not in t["path"] for t in r.data["workspace_quota"]["trimmed"])
+
+
+async def test_a_file_flood_is_stopped_and_told(sandbox: SandboxBackend, workspaces: Workspaces) -> None:
+    ctx = make_ctx(sandbox, workspaces, quota_mb=8)
+    ctx.quota_entries = 300
+    r = await call(ctx, "bash", command="mkdir many && cd many && for i in $(seq 100000); do : > f$i; done")
+    assert not r.ok and r.data["quota_stopped"] is True
+    assert r.output.splitlines()[-1].startswith(
+        "[stopped: the program created more files and folders than the workspace may hold (300); removed what "
+        "it wrote beyond it: "), r.output
+    assert r.output.endswith(" entries]")
+    assert r.data["workspace_quota"]["entries_after"] <= 300
+
+
 # --- without the real sandbox: a backend that records what it was asked and answers as scripted
 
 
@@ -141,13 +190,16 @@ class Recording(SandboxBackend):
 async def test_limits_and_arguments_reach_the_backend(tmp_path: Path) -> None:
     backend = Recording(ExecResult(stdout="ok\n", exit_code=0, backend="recording"))
     ctx = ToolContext(workspace=tmp_path / "ws", sandbox=backend, limits=ExecLimits(timeout_s=5, max_file_mb=64),
-                      quota_bytes=10 * MB)
+                      quota_bytes=10 * MB, quota_entries=500)
     registry = ToolRegistry([PythonTool(), BashTool()])
     assert (await registry.call("python", {"code": "pass", "timeout_s": 2, "stdin": "in"}, ctx)).output == "ok"
     assert (await registry.call("bash", {"command": "ls", "timeout_s": 99}, ctx)).ok
     (py, bash) = backend.calls
     assert py[:2] == ("python", "pass") and py[3] == tmp_path / "ws" and py[4] == "in"
-    assert py[2].timeout_s == 2 and py[2].max_file_mb == 10  # the quota left, below the 64 MB default
+    assert py[2].timeout_s == 2
+    # The quota goes to the sandbox, which holds the workspace to it during the run (and lowers RLIMIT_FSIZE to
+    # the room left, see tests/sandbox/test_quota.py).
+    assert (py[2].workspace_bytes, py[2].workspace_entries, py[2].max_file_mb) == (10 * MB, 500, 64)
     assert bash[:2] == ("bash", "ls") and bash[2].timeout_s == 5  # never raised above the context's limit
 
 

@@ -33,8 +33,8 @@ def outside(tmp_path: Path) -> Path:
     return d
 
 
-async def fs(ws: Path, quota: int | None = None, **args: Any) -> ToolResult:
-    ctx = ToolContext(workspace=ws, session_id="t", quota_bytes=quota)
+async def fs(ws: Path, quota: int | None = None, max_entries: int | None = None, **args: Any) -> ToolResult:
+    ctx = ToolContext(workspace=ws, session_id="t", quota_bytes=quota, quota_entries=max_entries)
     return await ToolRegistry([FileSystemTool()]).call("file_system", args, ctx)
 
 
@@ -191,6 +191,15 @@ async def test_quota_is_respected_before_writing(ws: Path) -> None:
     # Replacing a file only counts the difference.
     assert (await fs(ws, quota=1000, action="write", path="old.bin", content="z" * 950)).ok
     assert (await fs(ws, quota=1000, action="write", path="ok.txt", content="y" * 50)).ok
+
+
+async def test_the_entry_limit_is_respected_before_writing(ws: Path) -> None:
+    for i in range(3):
+        (ws / f"f{i}.txt").write_text("x")
+    r = await fs(ws, max_entries=3, action="write", path="one-more.txt", content="y")
+    assert r.error == ("file_system: the workspace holds 3 files and folders, its limit (3); delete files first, "
+                       "or write into an existing file")
+    assert (await fs(ws, max_entries=3, action="write", path="f0.txt", content="replaced")).ok
 
 
 async def test_unicode_names(ws: Path) -> None:

@@ -49,6 +49,10 @@ class ExecLimits:
     max_output_bytes: int = 64 * 1024  # per stream; the rest is dropped behind TRUNCATION_MARKER
     max_file_mb: int = 64  # largest file the code may write (RLIMIT_FSIZE)
     max_open_files: int = 256
+    # The workspace's budget during the run (the session quota; None = unwatched): bytes in its files and
+    # entries (files, folders, links). Watched and taken back by sandbox/quota.py.
+    workspace_bytes: int | None = None
+    workspace_entries: int | None = None
 
     def __post_init__(self) -> None:
         if not (self.timeout_s > 0):
@@ -56,6 +60,9 @@ class ExecLimits:
         for name in ("memory_mb", "max_procs", "max_output_bytes", "max_file_mb", "max_open_files"):
             if int(getattr(self, name)) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        for name in ("workspace_bytes", "workspace_entries"):
+            if getattr(self, name) is not None and int(getattr(self, name)) < 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
 
     @classmethod
     def from_settings(cls, sandbox: SandboxSettings, **overrides: Any) -> ExecLimits:
@@ -70,13 +77,78 @@ class ExecLimits:
         return cls(**values)
 
 
+@dataclass(frozen=True)
+class Trimmed:
+    """One thing taken back from a workspace after a run outgrew it: `action` "removed" (a file or folder the
+    run created) or "truncated" (a file it grew, cut back to its size before the run); `bytes` freed (as far as
+    counted: a too-deep folder's content never was), `entries` removed with it (a folder's content included)."""
+
+    path: str
+    bytes: int
+    action: str
+    entries: int = 1
+
+
+@dataclass
+class WorkspaceReport:
+    """How an execution's workspace stood against its budget (`ExecLimits.workspace_*`, see sandbox/quota.py).
+
+    `exceeded`: "" or why the run outgrew it ("bytes", "entries", "depth": a folder nested too deep);
+    `stopped`: the program was killed for it during the run (else it ended before a check caught it). `trimmed`
+    lists (the first 20 of) what was taken back afterwards, `trimmed_count` all of it (files cut back, files
+    and folders removed, and the entries of a flood, which are not listed); `*_after` are the figures once it
+    was (the count before, when nothing at all was written on the filesystem meanwhile).
+    `peak_*`: the most a count saw (before the trim); `counted_before`: the count before the run saw every
+    entry.
+    """
+
+    limit_bytes: int | None
+    limit_entries: int | None
+    bytes_before: int
+    entries_before: int
+    bytes_after: int
+    entries_after: int
+    peak_bytes: int = 0
+    peak_entries: int = 0
+    counted_before: bool = True
+    exceeded: str = ""
+    stopped: bool = False
+    trimmed: list[Trimmed] = field(default_factory=list)
+    trimmed_count: int = 0
+    trimmed_bytes: int = 0
+    scans: int = 0
+    polls: int = 0
+
+    @property
+    def over_before(self) -> bool:
+        """The workspace was already over its byte quota when the run started."""
+        return self.limit_bytes is not None and self.bytes_before > self.limit_bytes
+
+    def summary(self) -> str:
+        """One line for the execution's notes ("" when the run stayed within the budget)."""
+        if not self.exceeded:
+            return ""
+        mib = 1024 * 1024
+        when = "stopped during the run" if self.stopped else "found after the run"
+        return (
+            f"workspace budget exceeded ({self.exceeded}), {when}: peak {self.peak_bytes / mib:.1f} MB / "
+            f"{self.peak_entries} entries; took back {self.trimmed_count} ({self.trimmed_bytes / mib:.1f} MB); "
+            f"now {self.bytes_after / mib:.1f} MB / {self.entries_after} entries"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return asdict(self)
+
+
 @dataclass
 class ExecResult:
     """What happened: output (capped), exit status and why it ended.
 
     `exit_code` is the process's exit status, or -N when killed by signal N. `timed_out` means we killed it
     at the deadline; `oom_killed` means it ran out of its memory limit (a cgroup OOM kill, or an allocation
-    refused under the address-space limit); `truncated` means some output was dropped.
+    refused under the address-space limit); `truncated` means some output was dropped. `workspace` is set when
+    the limits gave the workspace a budget (`workspace.stopped`: killed for outgrowing it).
     """
 
     stdout: str = ""
@@ -88,6 +160,7 @@ class ExecResult:
     duration_ms: float = 0.0
     backend: str = ""
     notes: list[str] = field(default_factory=list)
+    workspace: WorkspaceReport | None = None
 
     @property
     def ok(self) -> bool:
@@ -193,5 +266,7 @@ __all__ = [
     "SandboxError",
     "SandboxRefused",
     "TRUNCATION_MARKER",
+    "Trimmed",
+    "WorkspaceReport",
     "check_language",
 ]

@@ -31,6 +31,7 @@ from ghost_agent.sandbox.process import (
     run_process,
     workspace_dir,
 )
+from ghost_agent.sandbox.quota import guard_workspace, settle
 from ghost_agent.sandbox.runtime import (
     PROGRAM_DIR,
     PROGRAM_FILES,
@@ -149,30 +150,33 @@ class BwrapSandbox(SandboxBackend):
         if not self.userns and not self.setpriv_path:
             raise SandboxError("setpriv not found (util-linux); needed to drop to uid 65534 without a user namespace")
         rt = self.runtime
-        with (
-            workspace_dir(workspace) as ws,
-            memory_file(source) as fd,
-            memory_file(rt.pyvenv_cfg()) as cfg_fd,
-            self.cgroups.execution(limits, extra_procs=BWRAP_OWN_PROCS) as cg,
-        ):
-            prepare_workspace(ws, self.host_uid, self.host_gid)
-            argv = self._argv(language, limits, str(ws), fd, cfg_fd)
-            # The options (host paths of the workspace, the venv, GHOST_HOME) go through `--args FD`, not the
-            # command line: bwrap is the sandbox's pid 1, and /proc/1/cmdline is readable from inside.
-            split = argv.index("--")
-            with memory_file("\0".join(argv[1:split]) + "\0") as args_fd:
-                result = run_process(
-                    [argv[0], "--args", str(args_fd), *argv[split:]],
-                    env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
-                    cwd="/",
-                    limits=limits,
-                    rlimits=rlimits_for(limits, nproc=self._nproc_rlimit),
-                    backend=self.name,
-                    stdin=stdin,
-                    cgroup=cg,
-                    pass_fds=(fd, cfg_fd, args_fd),
-                    signal_exit_base=True,
-                )
+        with workspace_dir(workspace) as ws, guard_workspace(ws, limits) as guard:
+            limits = guard.limits if guard is not None else limits  # RLIMIT_FSIZE within the room left
+            with (
+                memory_file(source) as fd,
+                memory_file(rt.pyvenv_cfg()) as cfg_fd,
+                self.cgroups.execution(limits, extra_procs=BWRAP_OWN_PROCS) as cg,
+            ):
+                prepare_workspace(ws, self.host_uid, self.host_gid)
+                argv = self._argv(language, limits, str(ws), fd, cfg_fd)
+                # The options (host paths of the workspace, the venv, GHOST_HOME) go through `--args FD`, not the
+                # command line: bwrap is the sandbox's pid 1, and /proc/1/cmdline is readable from inside.
+                split = argv.index("--")
+                with memory_file("\0".join(argv[1:split]) + "\0") as args_fd:
+                    result = run_process(
+                        [argv[0], "--args", str(args_fd), *argv[split:]],
+                        env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+                        cwd="/",
+                        limits=limits,
+                        rlimits=rlimits_for(limits, nproc=self._nproc_rlimit),
+                        backend=self.name,
+                        stdin=stdin,
+                        cgroup=cg,
+                        pass_fds=(fd, cfg_fd, args_fd),
+                        signal_exit_base=True,
+                        guard=guard,
+                    )
+            settle(guard, result)  # the cgroup is gone: so is every process that could still write
         # bwrap and setpriv report their own failures as "<tool>: message" and exit 1 before the program runs
         first = result.stderr.split("\n", 1)[0]
         if result.exit_code == 1 and not result.stdout and first.startswith(("bwrap: ", "setpriv: ")):

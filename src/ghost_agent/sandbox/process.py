@@ -3,9 +3,9 @@
 `run_process` starts one program in its own session, enters it into a per-execution cgroup (v1 memory and
 pids, when writable) and applies rlimits before it execs (it waits behind a shim, see SHIM), feeds stdin,
 reads stdout and stderr concurrently with a selector (keeping at most `max_output_bytes` per stream, draining
-the rest unstored), and ends the execution as a whole: at the deadline, or as soon as the main process exits,
-everything left in its process group and its cgroup is SIGKILLed, so no background or double-forked
-grandchild outlives it.
+the rest unstored), and ends the execution as a whole: at the deadline, when a workspace guard finds the
+workspace over its budget (`quota.py`), or as soon as the main process exits, everything left in its process
+group and its cgroup is SIGKILLed, so no background or double-forked grandchild outlives it.
 OOM is read from the cgroup's `memory.oom_control` counter, or recognised as an allocation refused under
 RLIMIT_AS (a MemoryError / ENOMEM message on stderr).
 """
@@ -32,6 +32,7 @@ from typing import IO
 from ghost_agent.logging import get_logger
 from ghost_agent.sandbox.base import TRUNCATION_MARKER, ExecLimits, ExecResult, SandboxError
 from ghost_agent.sandbox.cgroups import ExecCgroup
+from ghost_agent.sandbox.quota import WorkspaceGuard
 
 log = get_logger("sandbox")
 
@@ -151,12 +152,17 @@ def _pidfd(pid: int) -> int | None:
 
 
 def _pump(
-    proc: subprocess.Popen[bytes], stdin: bytes, limits: ExecLimits, cgroup: ExecCgroup | None
+    proc: subprocess.Popen[bytes],
+    stdin: bytes,
+    limits: ExecLimits,
+    cgroup: ExecCgroup | None,
+    guard: WorkspaceGuard | None = None,
 ) -> tuple[_Capped, _Capped, bool]:
     """Feed stdin and read both outputs until EOF, the main process's exit, or the deadline.
 
-    Returns (stdout, stderr, timed_out). When the main process exits, or at the deadline, the whole tree is
-    killed and the pipes are drained for at most DRAIN_GRACE_S more.
+    Returns (stdout, stderr, timed_out). When the main process exits, at the deadline, or as soon as the
+    `guard` finds the workspace over its budget, the whole tree is killed and the pipes are drained for at most
+    DRAIN_GRACE_S more.
     """
     assert proc.stdout is not None and proc.stderr is not None
     out, err = _Capped(limits.max_output_bytes), _Capped(limits.max_output_bytes)
@@ -188,6 +194,8 @@ def _pump(
                 ended, timed_out, deadline = True, True, now + DRAIN_GRACE_S
                 continue
             wait = deadline - now if pidfd is not None or ended else min(deadline - now, 0.05)
+            if guard is not None and not ended:
+                wait = max(0.0, min(wait, guard.next_poll - now))
             for key, _ in sel.select(wait):
                 fd = int(key.fd)
                 if fd == pidfd:
@@ -209,6 +217,10 @@ def _pump(
             if not ended and (exited or (pidfd is None and _exited(proc))):
                 # The program is over; like a pid namespace ending, nothing it left running survives it.
                 _kill_tree(proc, cgroup)
+                ended, deadline = True, min(deadline, time.monotonic() + DRAIN_GRACE_S)
+            elif not ended and guard is not None and (now := time.monotonic()) >= guard.next_poll and guard.poll(now):
+                _kill_tree(proc, cgroup)  # outgrew its workspace: stopped like at the deadline
+                guard.stop()
                 ended, deadline = True, min(deadline, time.monotonic() + DRAIN_GRACE_S)
     finally:
         sel.close()
@@ -257,6 +269,7 @@ def run_process(
     drop_to: tuple[int, int] | None = None,
     pass_fds: Sequence[int] = (),
     signal_exit_base: bool = False,
+    guard: WorkspaceGuard | None = None,
 ) -> ExecResult:
     """Run `argv` to completion or the limits and describe what happened.
 
@@ -264,7 +277,8 @@ def run_process(
     `drop_to` (uid, gid) if given; `env` is its whole environment, `stdin` its whole input.
     `signal_exit_base`: the launcher reports a child killed by signal N as exit status 128+N (bwrap does) -
     report it as -N like a direct child. The caller owns `cgroup` (creates it, removes it afterwards); this
-    only reads its counters. Raises SandboxError if the process cannot be started or confined.
+    only reads its counters. `guard` watches the workspace while it runs (see sandbox/quota.py); the caller
+    settles it once every process is gone. Raises SandboxError if the process cannot be started or confined.
     """
     if shutil.which(argv[0], path=env.get("PATH", os.defpath)) is None:
         raise SandboxError(f"could not start {argv[0]}: not found or not executable")
@@ -294,7 +308,7 @@ def run_process(
             _kill_tree(proc, cgroup)
             raise SandboxError(f"could not apply the limits to {argv[0]}: {e}") from e
         go = b"\n" + (stdin.encode("utf-8") if stdin is not None else b"")
-        out, err, timed_out = _pump(proc, go, limits, cgroup)
+        out, err, timed_out = _pump(proc, go, limits, cgroup, guard)
         code = proc.wait()
     duration_ms = (time.monotonic() - started) * 1000.0
     if signal_exit_base and 128 < code <= 128 + 64 and not timed_out:
@@ -311,7 +325,7 @@ def run_process(
     if timed_out:
         result.exit_code = -signal.SIGKILL
         result.notes.append(f"killed at the {limits.timeout_s:g} s timeout (whole process tree)")
-    _explain(result, err, cgroup)
+    _explain(result, err, cgroup, guard_killed=guard is not None and guard.report.stopped)
     log.debug(
         "sandbox_exec",
         backend=backend,
@@ -324,15 +338,17 @@ def run_process(
     return result
 
 
-def _explain(result: ExecResult, err: _Capped, cgroup: ExecCgroup | None) -> None:
-    """Set oom_killed and add notes from the cgroup counters, the exit signal and the stderr tail."""
+def _explain(result: ExecResult, err: _Capped, cgroup: ExecCgroup | None, *, guard_killed: bool = False) -> None:
+    """Set oom_killed and add notes from the cgroup counters, the exit signal and the stderr tail. A SIGKILL
+    from the workspace guard is not read as an OOM kill (a fast writer fills the page cache up to the limit)."""
     stats = cgroup.stats() if cgroup is not None else None
     if stats is not None and stats.oom_kills:
         result.oom_killed = True
         result.notes.append(
             f"memory limit: killed by the cgroup OOM killer (memory.oom_control oom_kill={stats.oom_kills})"
         )
-    elif stats is not None and stats.oom_kills is None and stats.mem_failcnt and result.exit_code == -signal.SIGKILL:
+    elif (stats is not None and stats.oom_kills is None and stats.mem_failcnt and result.exit_code == -signal.SIGKILL
+          and not guard_killed):
         result.oom_killed = True  # old kernel without the oom_kill counter: hit the limit, then SIGKILLed
         result.notes.append(f"memory limit: hit the cgroup limit {stats.mem_failcnt} times and was SIGKILLed")
     elif result.exit_code not in (0, None) and _OOM_TEXT.search(bytes(err.kept[-4096:]).decode("utf-8", "replace")):

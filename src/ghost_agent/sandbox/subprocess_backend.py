@@ -27,6 +27,7 @@ from typing import Any
 from ghost_agent.sandbox.base import ExecLimits, ExecResult, Isolation, SandboxBackend, check_language
 from ghost_agent.sandbox.cgroups import CgroupSupport
 from ghost_agent.sandbox.process import NOBODY, prepare_workspace, rlimits_for, run_process, workspace_dir
+from ghost_agent.sandbox.quota import guard_workspace, settle
 from ghost_agent.sandbox.runtime import PROGRAM_FILES, PythonRuntime, base_env, program_argv
 
 IMPORT_FAILED = ("ModuleNotFoundError", "ImportError: ", "No module named")
@@ -129,38 +130,41 @@ class RestrictedSubprocessSandbox(SandboxBackend):
         """Run `source` as a limited child process; blocking."""
         check_language(language)
         drop = (NOBODY, NOBODY) if self.as_root else None
-        with (
-            workspace_dir(workspace) as ws,
-            tempfile.TemporaryDirectory(prefix="ghost-sbx-", ignore_cleanup_errors=True) as private,
-            self.cgroups.execution(limits) as cg,
-        ):
-            program, tmp = Path(private) / PROGRAM_FILES[language], Path(private) / "tmp"
-            program.write_text(source, encoding="utf-8")
-            program.chmod(0o444)
-            tmp.mkdir(mode=0o700)
-            if drop is not None:
-                os.chmod(private, 0o755)  # nobody reads the program through it
-                os.chown(tmp, *drop)
-                prepare_workspace(ws, *drop)
-            env = base_env(bin_dir=os.path.dirname(self.python), home=str(ws), pythonpath=self.pythonpath)
-            env["TMPDIR"] = str(tmp)
-            if drop is not None and self.setpriv_path:  # drop in argv: Popen's own drop forces the slow fork
-                argv = [self.setpriv_path, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
-                argv += ["--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
-            else:
-                argv = []
-            argv += program_argv(language, self.python, str(program))
-            result = run_process(
-                argv,
-                env=env,
-                cwd=str(ws),
-                limits=limits,
-                rlimits=rlimits_for(limits, nproc=self._nproc_rlimit),
-                backend=self.name,
-                stdin=stdin,
-                cgroup=cg,
-                drop_to=drop if not self.setpriv_path else None,
-            )
+        with workspace_dir(workspace) as ws, guard_workspace(ws, limits) as guard:
+            limits = guard.limits if guard is not None else limits  # RLIMIT_FSIZE within the room left
+            with (
+                tempfile.TemporaryDirectory(prefix="ghost-sbx-", ignore_cleanup_errors=True) as private,
+                self.cgroups.execution(limits) as cg,
+            ):
+                program, tmp = Path(private) / PROGRAM_FILES[language], Path(private) / "tmp"
+                program.write_text(source, encoding="utf-8")
+                program.chmod(0o444)
+                tmp.mkdir(mode=0o700)
+                if drop is not None:
+                    os.chmod(private, 0o755)  # nobody reads the program through it
+                    os.chown(tmp, *drop)
+                    prepare_workspace(ws, *drop)
+                env = base_env(bin_dir=os.path.dirname(self.python), home=str(ws), pythonpath=self.pythonpath)
+                env["TMPDIR"] = str(tmp)
+                if drop is not None and self.setpriv_path:  # drop in argv: Popen's own drop forces the slow fork
+                    argv = [self.setpriv_path, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+                    argv += ["--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
+                else:
+                    argv = []
+                argv += program_argv(language, self.python, str(program))
+                result = run_process(
+                    argv,
+                    env=env,
+                    cwd=str(ws),
+                    limits=limits,
+                    rlimits=rlimits_for(limits, nproc=self._nproc_rlimit),
+                    backend=self.name,
+                    stdin=stdin,
+                    cgroup=cg,
+                    drop_to=drop if not self.setpriv_path else None,
+                    guard=guard,
+                )
+            settle(guard, result)  # after the cgroup's last process is gone
         if self.unreachable_sites and not result.ok and any(m in result.stderr for m in IMPORT_FAILED):
             # Say why the import failed, where the model (and whoever reads the trajectory) will see it.
             note = self._import_note()

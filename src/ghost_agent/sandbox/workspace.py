@@ -5,10 +5,12 @@ evicted workspace is renamed aside at once (`.evicted-*`) and deleted by a backg
 never waits for a large tree to be removed.
 
 Only directories are created here; the sandbox backend binds a workspace at /workspace and makes it writable
-for the sandbox user (chown 65534) itself. Quota: the tool layer calls `check_quota(session)`: `file_system`
-refuses writes past it; code still runs (it is how the model deletes files) with RLIMIT_FSIZE lowered to what is
-left of the quota, and the reply says the workspace is over quota. Nothing here follows a symlink: a workspace
-is written by model code, which may plant links to anywhere.
+for the sandbox user (chown 65534) itself. Quota: `quota_bytes` and `max_entries` (files, folders and links: by
+default one per 4 KB of quota, the least a file takes on disk) go to the tool context. `file_system` refuses
+writes past them; the sandbox holds a program to them while it runs and takes back what it wrote beyond
+(sandbox/quota.py); code still runs in an over-quota workspace (it is how the model deletes files) but may not
+grow it. Usage is counted by sandbox/usage.py. Nothing here follows a symlink: a workspace is written by model
+code, which may plant links to anywhere.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from typing import Any
 from ghost_agent.logging import get_logger
 from ghost_agent.privacy.redact import redact_text, session_key
 from ghost_agent.sandbox.base import SandboxError
+from ghost_agent.sandbox.usage import measure
 
 log = get_logger("sandbox.workspace")
 
@@ -39,6 +42,8 @@ _SAFE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _PREFIX_CHARS = 40
 # No workspace name starts with a dot: workspaces being evicted are renamed to this prefix.
 EVICTED_PREFIX = ".evicted-"
+ENTRY_BYTES = 4096  # the default entry limit charges each file, folder or link one block of the quota
+MIN_ENTRIES = 1024
 
 
 def workspace_name(session_id: str) -> str:
@@ -84,7 +89,8 @@ class CleanupReport:
 
 
 def _scan(path: Path) -> tuple[int, float]:
-    """(bytes of regular files, newest mtime) under `path`, lstat only: symlinks count as themselves."""
+    """(bytes of regular files, newest mtime) under `path`, lstat only: symlinks count as themselves. For
+    cleanup's age test (the quota counts with `usage.measure`)."""
     st = path.lstat()
     total, newest = 0, st.st_mtime
     stack = [path]
@@ -134,9 +140,14 @@ class Workspaces:
     runs inside the daemon, the only writer of the root).
     """
 
-    def __init__(self, root: Path, *, quota_mb: float, max_age_days: float, max_count: int = 0) -> None:
+    def __init__(
+        self, root: Path, *, quota_mb: float, max_age_days: float, max_count: int = 0, max_entries: int | None = None
+    ) -> None:
         self.root = Path(root)
         self.quota_bytes = int(quota_mb * 1024 * 1024)
+        # A million empty files fill no bytes but exhaust inodes and make every count slow: entries are limited
+        # too, by default at one per 4 KB of quota (256 MB: 65,536).
+        self.max_entries = max(MIN_ENTRIES, self.quota_bytes // ENTRY_BYTES) if max_entries is None else max_entries
         self.max_age_days = max_age_days
         self.max_count = max_count
         self._lock = threading.Lock()
@@ -224,9 +235,10 @@ class Workspaces:
         return path if path.is_dir() and not path.is_symlink() else None
 
     def usage(self, session_id: str) -> int:
-        """Bytes of regular files in the session's workspace (0 when it does not exist); symlinks not followed."""
+        """Bytes in the session's workspace as the quota counts them (`usage.charge`; 0 when it does not exist);
+        symlinks not followed."""
         path = self.existing(session_id)
-        return _scan(path)[0] if path is not None else 0
+        return measure(path).bytes if path is not None else 0
 
     def check_quota(self, session_id: str) -> QuotaStatus:
         """Usage against the quota; `exceeded` means used > limit (the tool layer then refuses writes)."""

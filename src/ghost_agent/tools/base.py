@@ -9,7 +9,6 @@ exception that still escapes into an error result, so the tool loop only ever se
 from __future__ import annotations
 
 import abc
-import asyncio
 import dataclasses
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -18,9 +17,17 @@ from typing import Any, ClassVar
 
 from ghost_agent.jsonsafe import JSON
 from ghost_agent.privacy.redact import redact_text
-from ghost_agent.sandbox.base import ExecLimits, ExecResult, SandboxBackend, SandboxError
+from ghost_agent.sandbox.base import (
+    ExecLimits,
+    ExecResult,
+    SandboxBackend,
+    SandboxError,
+    Trimmed,
+    WorkspaceReport,
+)
+from ghost_agent.sandbox.usage import MAX_DEPTH
 from ghost_agent.sandbox.workspace import Workspaces
-from ghost_agent.tools.confine import workspace_usage
+from ghost_agent.tools.confine import show
 
 MemorySearcher = Callable[[str, int], Awaitable[list[dict[str, Any]]]]
 """`await searcher(query, k)` → up to k memories, each a dict with at least `task` and `solution`."""
@@ -148,6 +155,7 @@ class ToolContext:
     limits: ExecLimits = field(default_factory=ExecLimits)
     memory_searcher: MemorySearcher | None = None
     quota_bytes: int | None = None  # the workspace's size limit; None = unlimited
+    quota_entries: int | None = None  # files, folders and links it may hold; None = unlimited
 
     @classmethod
     def for_session(
@@ -169,6 +177,7 @@ class ToolContext:
             limits=limits or ExecLimits(),
             memory_searcher=memory_searcher,
             quota_bytes=workspaces.quota_bytes,
+            quota_entries=workspaces.max_entries,
         )
 
 
@@ -201,9 +210,12 @@ class SandboxTool(Tool):
     limit, never raised) and `stdin` are handled here. The result is ok exactly when the program exited 0
     in time; its output is stdout, then stderr under "--- stderr ---", then a status line when it failed.
 
-    Quota: the largest file the program may write (RLIMIT_FSIZE) is lowered to what is left of the
-    workspace quota, 1 MB at least. An over-quota workspace still runs programs, since deleting files is
-    how the model gets back under, and the output ends with a line saying so.
+    Quota: the sandbox holds the workspace to the context's quota during the run (sandbox/quota.py): the
+    largest file is capped at what is left (1 MB at least), and a program that writes past the quota, or
+    creates more entries than allowed, is stopped and what it wrote beyond the limit is taken back; the
+    result is then an error whose status line says what was removed (`data["quota_stopped"]`,
+    `data["workspace_quota"]`). An over-quota workspace still runs programs, since deleting files is how the
+    model gets back under (it may not grow), and the output ends with a line saying so.
     """
 
     language: ClassVar[str]
@@ -220,15 +232,16 @@ class SandboxTool(Tool):
         limits = ctx.limits
         if args.get("timeout_s") is not None:
             limits = dataclasses.replace(limits, timeout_s=min(float(args["timeout_s"]), limits.timeout_s))
+        limits = dataclasses.replace(limits, workspace_bytes=ctx.quota_bytes, workspace_entries=ctx.quota_entries)
         try:
             ctx.workspace.mkdir(parents=True, exist_ok=True)
-            limits, quota_note = await self._quota_limits(ctx, limits)
             result = await ctx.sandbox.run(
                 self.language, self.source(args), limits=limits, workspace=ctx.workspace, stdin=args.get("stdin")
             )
         except (SandboxError, OSError) as exc:
             return self.fail(f"the sandbox could not run the {self.language} program: {exc}")
         tool_result = self.to_result(result, limits)
+        quota_note = _quota_note(result.workspace)
         if quota_note:
             tool_result.output = f"{tool_result.output}\n{quota_note}" if tool_result.output else quota_note
             tool_result.data["over_quota"] = True
@@ -247,18 +260,6 @@ class SandboxTool(Tool):
                    "or `ghost-agent sandbox setup` (installs bubblewrap), then a daemon restart.",
             data={"sandbox": "refused"},
         )
-
-    async def _quota_limits(self, ctx: ToolContext, limits: ExecLimits) -> tuple[ExecLimits, str | None]:
-        if ctx.quota_bytes is None:
-            return limits, None
-        used = await asyncio.to_thread(workspace_usage, ctx.workspace)
-        left_mb = max(1, (ctx.quota_bytes - used) // (1024 * 1024))
-        if left_mb < limits.max_file_mb:
-            limits = dataclasses.replace(limits, max_file_mb=left_mb)
-        if used <= ctx.quota_bytes:  # as Workspaces.check_quota: exceeded means used > limit
-            return limits, None
-        return limits, (f"[workspace over quota: {human_size(used)} used of {human_size(ctx.quota_bytes)}; delete "
-                        "files — until then each file written is capped at 1 MB]")
 
     def to_result(self, result: ExecResult, limits: ExecLimits) -> ToolResult:
         """The ExecResult as the model should read it (see the class docstring)."""
@@ -279,14 +280,27 @@ class SandboxTool(Tool):
         }
         if result.notes:
             data["notes"] = list(result.notes)
+        ws = result.workspace
+        if ws is not None and ws.exceeded:
+            data["quota_stopped"] = ws.stopped
+            data["workspace_quota"] = {
+                "exceeded": ws.exceeded, "stopped": ws.stopped, "limit_bytes": ws.limit_bytes,
+                "limit_entries": ws.limit_entries, "peak_bytes": ws.peak_bytes, "bytes_after": ws.bytes_after,
+                "entries_after": ws.entries_after, "trimmed_count": ws.trimmed_count,
+                "trimmed_bytes": ws.trimmed_bytes,
+                "trimmed": [{**dataclasses.asdict(t), "path": _printable(t.path)} for t in ws.trimmed],
+            }
         output = "\n".join(parts)
-        if result.ok:
+        if result.ok and not (ws is not None and ws.exceeded):
             return ToolResult.success(output, truncated=result.truncated, data=data)
         return self.fail(what, hint=hint, output=output, truncated=result.truncated, data=data)
 
 
 def _status(result: ExecResult, limits: ExecLimits) -> tuple[str, str, str | None]:
     """(status line for the output, error text, hint) for how the program ended; all empty when it was ok."""
+    ws = result.workspace
+    if ws is not None and ws.exceeded:
+        return _quota_status(ws)
     if result.timed_out:
         what = f"timed out after {limits.timeout_s:.1f} s"
         return f"[killed: {what}]", what, "make it faster, print progress, or work on less data"
@@ -301,6 +315,59 @@ def _status(result: ExecResult, limits: ExecLimits) -> tuple[str, str, str | Non
     if code > 0:
         return f"[exit code {code}]", f"exited with code {code}", None
     return "", "", None
+
+
+def _quota_status(ws: WorkspaceReport) -> tuple[str, str, str | None]:
+    """The status for a run that outgrew its workspace: what it did and what was taken back."""
+    if ws.exceeded == "bytes":
+        what = f"wrote past the workspace quota ({human_size(ws.limit_bytes or 0)})"
+    elif ws.exceeded == "entries":
+        what = f"created more files and folders than the workspace may hold ({ws.limit_entries:,})"
+    else:
+        what = f"nested folders more than {MAX_DEPTH} levels deep"
+    shown = [_trimmed_text(t) for t in ws.trimmed[:5]]
+    more = ws.trimmed_count - len(shown)
+    if more > 0:
+        shown.append(f"{more:,} more" if shown else f"{more:,} entries")
+    took = "removed what it wrote beyond it: " + _enumerate(shown) if shown else "nothing needed removing"
+    if ws.limit_bytes is not None and ws.bytes_after > max(ws.limit_bytes, ws.bytes_before):
+        took += f"; the workspace still holds {human_size(ws.bytes_after)}"
+    head = "stopped" if ws.stopped else "over the limit when it ended"
+    if ws.exceeded == "entries":
+        hint = f"delete files or create fewer; the workspace holds {ws.entries_after:,} files and folders"
+    else:
+        hint = f"delete files or write less; the workspace holds {human_size(ws.bytes_after)}"
+        if ws.limit_bytes is not None:
+            hint += f" of {human_size(ws.limit_bytes)}"
+    return f"[{head}: the program {what}; {took}]", f"{head}: the program {what}", hint
+
+
+def _printable(name: str) -> str:
+    """A file name the program chose, fit for a message and a JSON record: undecodable bytes as U+FFFD, control
+    characters (a newline could forge a status line) as '?'."""
+    return "".join(c if c.isprintable() else "?" for c in show(name))
+
+
+def _trimmed_text(t: Trimmed) -> str:
+    name = _printable(t.path)
+    path = name if len(name) <= 60 else f"{name[:28]}…{name[-28:]}"
+    if t.action == "truncated":
+        return f"{path} (cut back by {human_size(t.bytes)} to its size before the call)"
+    if t.entries > 1:
+        return f"{path} ({t.entries:,} entries)"
+    return f"{path} ({human_size(t.bytes)})"
+
+
+def _enumerate(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _quota_note(ws: WorkspaceReport | None) -> str | None:
+    """The line added when the workspace was already over its quota before the run (None otherwise)."""
+    if ws is None or not ws.over_before or ws.limit_bytes is None:
+        return None
+    return (f"[workspace over quota: {human_size(ws.bytes_before)} used of {human_size(ws.limit_bytes)}; delete "
+            "files — until then a program may not add to it]")
 
 
 __all__ = [

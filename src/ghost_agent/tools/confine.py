@@ -10,7 +10,6 @@ made as /workspace/... included) but never out of it. Scans never descend throug
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import stat
@@ -18,9 +17,10 @@ from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
 
+from ghost_agent.sandbox.usage import Tally, scan
+
 SANDBOX_MOUNT = "/workspace"  # where sandboxed code sees the workspace; paths the model copies from there work
 MAX_SCAN_ENTRIES = 20_000  # what one find walks: a bounded cost per call
-MAX_USAGE_ENTRIES = 200_000  # what one quota count walks (entries beyond are not counted)
 MAX_DEPTH = 32
 MAX_SYMLINK_HOPS = 40
 _O_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -222,29 +222,10 @@ class Confined:
             for fd, _, _ in queue:
                 os.close(fd)
 
-    def usage(self) -> int:
-        """Bytes in regular files in the workspace (links not followed), counting at most MAX_USAGE_ENTRIES."""
-        total = 0
-        with contextlib.closing(self.scan(os.dup(self.fd), [], MAX_USAGE_ENTRIES)) as entries:
-            for _, entry, _ in entries:
-                try:
-                    st = entry.stat(follow_symlinks=False)
-                except OSError:
-                    continue
-                if stat.S_ISREG(st.st_mode):
-                    total += st.st_size
-        return total
-
-
-def workspace_usage(root: Path) -> int:
-    """Bytes in regular files under `root` (see `Confined.usage`); 0 when it does not exist yet."""
-    if not root.exists():
-        return 0
-    box = Confined(root)
-    try:
-        return box.usage()
-    finally:
-        box.close()
+    def count(self) -> Tally:
+        """What the workspace holds as the quota counts it (sandbox/usage.py: bytes, entries; links not
+        followed), from this root fd."""
+        return scan(self.fd)
 
 
 __all__ = [
@@ -255,5 +236,4 @@ __all__ = [
     "Refused",
     "show",
     "split_path",
-    "workspace_usage",
 ]

@@ -103,7 +103,7 @@ class FileSystemTool(Tool):
             if action == "write":
                 if "content" not in args:
                     raise Refused("write needs 'content'", "pass the text to write as 'content'")
-                return self._write(box, path, str(args["content"]), ctx.quota_bytes)
+                return self._write(box, path, str(args["content"]), ctx.quota_bytes, ctx.quota_entries)
             if "pattern" not in args:
                 raise Refused("find needs 'pattern'", "pass a glob such as '*.csv' or '**/*.py'")
             return self._find(box, path, str(args["pattern"]))
@@ -180,7 +180,9 @@ class FileSystemTool(Tool):
             return ToolResult.success(text, truncated=True, data=data)
         return ToolResult.success(text, data=data)
 
-    def _write(self, box: Confined, path: str, content: str, quota: int | None) -> ToolResult:
+    def _write(
+        self, box: Confined, path: str, content: str, quota: int | None, max_entries: int | None = None
+    ) -> ToolResult:
         payload = content.encode("utf-8", "surrogateescape")
         loc = box.locate(path, follow=False, create_parents=True)
         try:
@@ -194,12 +196,16 @@ class FileSystemTool(Tool):
                 if not stat.S_ISREG(st.st_mode):
                     raise Refused(f"'{loc.display}' exists and is not a regular file")
                 old_size, mode = st.st_size, stat.S_IMODE(st.st_mode)
-            if quota is not None:
-                after = box.usage() - old_size + len(payload)
-                if after > quota:
+            if quota is not None or max_entries is not None:
+                tally = box.count()
+                after = tally.bytes - old_size + len(payload)
+                if quota is not None and after > quota:
                     raise Refused(
                         f"workspace quota exceeded: writing {human_size(len(payload))} would bring the workspace "
                         f"to {human_size(after)} (limit {human_size(quota)})", "delete or shrink files first")
+                if max_entries is not None and not loc.exists and tally.entries + 1 > max_entries:
+                    raise Refused(f"the workspace holds {tally.entries:,} files and folders, its limit "
+                                  f"({max_entries:,})", "delete files first, or write into an existing file")
             _atomic_write(box, loc.dir_fd, loc.name, payload, mode)
         finally:
             os.close(loc.dir_fd)
