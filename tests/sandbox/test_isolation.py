@@ -143,8 +143,9 @@ print(json.dumps(out))
     out = json.loads(py(sandbox, code).stdout)
     root = out.pop("/")
     assert all(v in ("FileNotFoundError", "PermissionError", "absent") for v in out.values()), out
-    # the whole root is an allow-list: anything bound by mistake (/etc, /home, /work, /sys) shows up here
-    assert set(root) <= {"bin", "dev", "lib", "lib32", "lib64", "libx32", "opt", "proc", "sbin", "tmp", "usr",
+    # the whole root is an allow-list: anything bound by mistake (/home, /work, /sys) shows up here; /etc holds
+    # only /etc/alternatives (test_awk_resolves_but_etc_stays_closed)
+    assert set(root) <= {"bin", "dev", "etc", "lib", "lib32", "lib64", "libx32", "opt", "proc", "sbin", "tmp", "usr",
                          "workspace", *[p.strip("/").split("/")[0] for p in (bwrap.runtime.prefix,)]}, root
 
 
@@ -291,3 +292,16 @@ def test_the_sandbox_init_command_line_names_no_host_path(sandbox: SandboxBacken
     assert "--args" in cmdline
     for host_path in (str(workspace), str(secret_home), str(Path(__file__).resolve().parents[2])):
         assert host_path not in cmdline
+
+
+def test_awk_resolves_but_etc_stays_closed(sandbox: SandboxBackend) -> None:
+    # Debian's /usr/bin/awk goes through /etc/alternatives: a shell one-liner a person would run must work,
+    # while the rest of /etc (passwd, hosts, the host's configuration) is not there.
+    if sandbox.name != "bwrap":
+        pytest.skip("the unisolated fallback sees the host's /etc")
+    result = sandbox.run_sync("bash", "printf '1\\n2\\n' | awk '{ s += $1 } END { print s }'; ls /etc",
+                              limits=QUICK)
+    assert result.exit_code == 0, result
+    lines = result.stdout.split()
+    assert lines[0] == "3"
+    assert set(lines[1:]) <= {"alternatives"}

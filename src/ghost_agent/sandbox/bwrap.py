@@ -44,6 +44,7 @@ from ghost_agent.sandbox.runtime import (
 _CAP_SYS_ADMIN = 21
 BWRAP_OWN_PROCS = 2  # the outer bwrap and the pid-namespace init; pids.max = max_procs + these
 _SYSTEM_LINKS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
+ETC_ALTERNATIVES = "/etc/alternatives"
 
 
 def has_cap_sys_admin() -> bool:
@@ -201,6 +202,10 @@ class BwrapSandbox(SandboxBackend):
             elif os.path.isdir(path):
                 a += ["--ro-bind", path, path]
         made: set[str] = {"/", "/usr"}
+        if os.path.isdir(ETC_ALTERNATIVES):
+            # Debian's /usr/bin/awk, editor, pager ... are links through /etc/alternatives: without it `awk`
+            # dangles. Only links to programs under /usr live there; the rest of /etc stays unmounted.
+            a += _parent_dirs(ETC_ALTERNATIVES, made) + ["--ro-bind", ETC_ALTERNATIVES, ETC_ALTERNATIVES]
         program = f"{PROGRAM_DIR}/{PROGRAM_FILES[language]}"
         a += _parent_dirs(program, made) + ["--perms", "0444", "--ro-bind-data", str(fd), program]
         for b in rt.binds:

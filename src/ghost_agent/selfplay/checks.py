@@ -37,11 +37,6 @@ from ghost_agent.text.numbers import last_number
 
 CHECK_TIMEOUT_S = 10.0
 _DETAIL_CHARS = 400
-# The sandbox binds /usr but not /etc, so on Debian-family hosts `awk` (/usr/bin/awk -> /etc/alternatives/awk)
-# dangles; a script a person would run must still find it. A no-op where `awk` resolves. One line, so the
-# script's own line numbers in bash's messages are off by one only.
-_BASH_PRELUDE = ('if ! command -v awk >/dev/null && command -v mawk >/dev/null; then awk() { mawk "$@"; }; '
-                 "export -f awk; fi\n")
 
 
 @dataclass(frozen=True)
@@ -67,8 +62,6 @@ class CheckEnv:
         """Run `source` in a fresh directory holding the task's files (with `overlay`'s written over them); the
         result and the text of each `collect` path afterwards (absent when the program did not leave it)."""
         limits = ExecLimits(timeout_s=self.timeout_s, memory_mb=512, max_output_bytes=64 * 1024)
-        if language == "bash":
-            source = _BASH_PRELUDE + source
         with tempfile.TemporaryDirectory(prefix="ghost-selfplay-", ignore_cleanup_errors=True) as tmp:
             root = Path(tmp)
             write_files(root, {**self.files, **(overlay or {})})
