@@ -13,6 +13,7 @@ from typing import Any
 
 from ghost_agent.llm.scripted import ScriptedBackend, ScriptedReply
 from ghost_agent.memory.examples import CLOSE, HEADER, OPEN
+from ghost_agent.memory.sanitize import neutralize_lines
 from ghost_agent.sandbox import SandboxBackend
 from ghost_agent.selfplay.experience import ExperienceBank
 from ghost_agent.selfplay.practice import grader
@@ -79,7 +80,7 @@ async def test_a_practised_solution_is_shown_to_a_similar_request_only(
     sent = backend.requests[2]
     text = last_user(sent)
     assert text.startswith(HEADER + "\n" + OPEN) and text.endswith(similar.prompt)
-    assert f"Checked answer:\n{task.reference}\n{CLOSE}" in text
+    assert f"Checked answer:\n{neutralize_lines(task.reference)}\n{CLOSE}" in text  # code kept as lines
     assert all(OPEN not in m["content"] for m in messages_of(sent) if m["role"] == "system")
     assert not shown_in(backend.requests[3])  # "hello there" is like nothing in the bank
     by_request = {t.user_request: t for t in trajs}
