@@ -94,15 +94,22 @@ def test_saturation_raises_difficulty_then_saturates_the_cluster(tmp_path: Path)
     assert tracker.outcomes() == {"algo": (12, 12), "sql": (0, 1)}
 
 
-def test_the_brittle_pool_retries_a_failed_task_until_it_passes(tmp_path: Path) -> None:
+def test_the_brittle_pool_retries_a_failed_task_until_it_passes_or_gives_up(tmp_path: Path) -> None:
     tracker = FrontierTracker()
     tracker.record("sql", "s1", 42, 2, False)
-    pick = tracker.pick_seed(random.Random(0), TEMPLATES)
-    assert pick == {"cluster": "sql", "template": "s1", "seed": 42, "difficulty": 2, "reason": "brittle"}
-    tracker.record("sql", "s1", 42, 2, True)
-    pick = tracker.pick_seed(random.Random(0), TEMPLATES)
-    assert pick is not None and pick["reason"] == "uniform"
-    assert set(pick) == {"cluster", "template", "seed", "difficulty", "reason"}
+    rng = random.Random(0)
+    picks = [tracker.pick_seed(rng, TEMPLATES) for _ in range(400)]
+    brittle = [p for p in picks if p is not None and p["reason"] == "brittle"]
+    assert 150 < len(brittle) < 250  # half the picks retry it, the rest explore
+    assert brittle[0] == {"cluster": "sql", "template": "s1", "seed": 42, "difficulty": 2, "reason": "brittle"}
+    assert all(set(p) == {"cluster", "template", "seed", "difficulty", "reason"} for p in picks if p)
+    tracker.record("sql", "s1", 42, 2, True)  # passed at last: it leaves the pool
+    assert tracker.brittle_pool() == []
+    for _ in range(3):  # a task that keeps failing leaves the pool too, after MAX_TASK_FAILURES
+        tracker.record("bash", "b1", 7, 1, False)
+    assert tracker.brittle_pool() == []
+    tracker.record("bash", "b2", 8, 1, False)
+    assert tracker.brittle_pool() == [("bash", "b2", 8, 1)]
 
 
 def test_the_tracker_persists_and_survives_a_corrupt_file(tmp_path: Path) -> None:

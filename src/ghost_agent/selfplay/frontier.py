@@ -8,8 +8,9 @@ window passes at `saturation_rate` or more over at least `saturation_min` attemp
 at the next difficulty, and is saturated (`list_saturated_clusters`) only when every difficulty is.
 
 Two pickers return the same dict shape, `{cluster, template, seed, difficulty, reason}`:
-- `pick_seed`, the brittle pool: a task failed recently and not passed since (retried with its own seed, so
-  the store gets a pass/fail pair of one task), else a uniform draw over the clusters that are not saturated;
+- `pick_seed`, the brittle pool half the time: a task failed recently and not passed since (retried with its
+  own seed, so the store gets a pass/fail pair of one task; it leaves the pool after MAX_TASK_FAILURES
+  failures), else a uniform draw over the clusters that are not saturated;
 - `pick_frontier_seed`: a cluster drawn by weight (`frontier_selection.cluster_weights`), its least-tried
   template, a fresh seed.
 `choose` applies the strict engagement gate: the frontier picker runs only with a real `PRMScorer` that has a
@@ -42,6 +43,10 @@ log = get_logger("selfplay.frontier")
 
 SCHEMA = "ghost.selfplay.frontier.v1"
 SEED_SPACE = 2**31
+# The brittle pool: a failed task is retried (its own seed: a pass/fail pair of one task) until it passes or
+# has failed this often; a pick goes to the pool only half the time, the rest explores.
+MAX_TASK_FAILURES = 3
+BRITTLE_SHARE = 0.5
 
 Pick = dict[str, Any]  # {cluster, template, seed, difficulty, reason}
 
@@ -156,19 +161,25 @@ class FrontierTracker:
     # Picking
 
     def brittle_pool(self) -> list[tuple[str, str, int, int]]:
-        """Recent failures not passed since: (cluster, template, seed, difficulty)."""
+        """Recent failures not passed since and failed fewer than MAX_TASK_FAILURES times:
+        (cluster, template, seed, difficulty)."""
         pool = []
         for cluster, templates in sorted(self.records.items()):
             for name, rec in sorted(templates.items()):
                 passed = {(s, d) for s, d, p in rec.recent if p}
-                failed = {(s, d) for s, d, p in rec.recent if not p}
-                pool += [(cluster, name, s, d) for s, d in sorted(failed - passed)]
+                failures: dict[tuple[int, int], int] = {}
+                for s, d, p in rec.recent:
+                    if not p:
+                        failures[(s, d)] = failures.get((s, d), 0) + 1
+                pool += [(cluster, name, s, d) for (s, d), n in sorted(failures.items())
+                         if (s, d) not in passed and n < MAX_TASK_FAILURES]
         return pool
 
     def pick_seed(self, rng: random.Random, templates: Mapping[str, Sequence[str]]) -> Pick | None:
-        """The brittle pool's pick, else a uniform one over clusters not saturated; None when none is left."""
+        """Half the time the brittle pool's pick (when it has one), else a uniform one over clusters not
+        saturated; None when none is left."""
         pool = [p for p in self.brittle_pool() if p[1] in templates.get(p[0], ())]
-        if pool:
+        if pool and rng.random() < BRITTLE_SHARE:
             cluster, template, seed, difficulty = rng.choice(pool)
             return _pick(cluster, template, seed, difficulty, "brittle")
         saturated = set(self.list_saturated_clusters())
