@@ -47,29 +47,35 @@ import re
 import secrets
 import uuid
 from collections.abc import Iterator, MutableMapping
-from typing import Any
+from typing import Any, Final
 
-from ghost_agent.privacy.redact_rules import (  # noqa: F401 - re-exported: the public names live here
+from ghost_agent.privacy.placeholders import (
     API_KEY,
     AWS_KEY,
     CREDENTIALS,
     EMAIL,
     IP,
-    MAX_DEPTH,
-    MAX_PASSES,
     ONION,
     PRIVATE_KEY,
-    PROTECTED_FIELDS,
-    RECORD_SEP,
     SECRET,
     TOKEN,
     TOO_DEEP,
     USER,
-    USER_CONTENT_KEYS,
     WEBHOOK,
-    is_inert_value,
-    redact_text,
 )
+from ghost_agent.privacy.redact_rules import MAX_PASSES, redact_text
+from ghost_agent.privacy.rule import RECORD_SEP, is_inert_value
+
+MAX_DEPTH: Final = 100  # containers nested deeper are replaced whole: JSON never nests this deep, cycles do
+# Generated ids and enums, never content. `session_id` is NOT here: clients choose it (it can be an email),
+# and a real id (hex, "default") comes out of redaction unchanged anyway.
+PROTECTED_FIELDS: Final = frozenset({"id", "ts", "schema", "outcome", "source"})
+# Log fields that can carry user or upstream content (the `request` event's `error` carries upstream messages).
+USER_CONTENT_KEYS: Final = frozenset({
+    "user_request", "content", "messages", "prompt", "error", "detail", "final_response", "query", "args",
+    "tool_args", "result_preview", "exception", "message", "text", "body", "response", "output", "stdout",
+    "stderr", "command", "url", "reason", "failure_reason", "description",
+})
 
 # --- structures ----------------------------------------------------------------------------------------
 
