@@ -1,4 +1,4 @@
-"""No secret reaches the disk: 36 secret kinds x 15 fields = 540 cases through the real daemon, 0 hits allowed.
+"""No secret reaches the disk: 61 secret kinds x 15 fields = 915 cases through the real daemon, 0 hits allowed.
 
 The daemon runs under uvicorn on a loopback port in front of the scripted fake upstream (also on loopback), with
 the real sandbox, trajectory store, lesson store and JSON log (at debug level). For every kind in
@@ -67,7 +67,7 @@ async def test_client_ids_holding_a_secret_are_replaced_everywhere(tmp_path: Pat
 
 
 def test_catalogue_size() -> None:
-    assert (len(KINDS), len(FIELDS)) == (36, 15)  # the figures in the module docstring
+    assert (len(KINDS), len(FIELDS)) == (61, 15)  # the figures in the module docstring
 
 
 @pytest.fixture(scope="module")
@@ -144,7 +144,7 @@ def _grep(root: Path, owners: dict[str, tuple[str, str]], work: Path) -> list[tu
 def test_no_secret_of_any_kind_in_any_field_reaches_ghost_home(
     tmp_path: Path, upstream: tuple[str, ScriptedBackend]
 ) -> None:
-    """36 kinds x 15 fields = 540 secrets through the daemon; grep of the whole GHOST_HOME and its log: 0 hits."""
+    """61 kinds x 15 fields = 915 secrets through the daemon; grep of the whole GHOST_HOME and its log: 0 hits."""
     url, llm = upstream
     settings: Settings = make_settings(
         tmp_path, router="always-agent", agent_strategy="action-loop", mcts=False, upstream_url=url,

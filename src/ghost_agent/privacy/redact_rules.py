@@ -8,17 +8,17 @@ what it is.
 from __future__ import annotations
 
 from functools import partial
-from typing import Final
+from typing import Any, AnyStr, Final
 
-from ghost_agent.privacy import rules_context, rules_http, rules_personal, rules_shapes
-from ghost_agent.privacy.rule import Rule
+from ghost_agent.privacy import rules_cli, rules_context, rules_http, rules_personal, rules_prose, rules_shapes
+from ghost_agent.privacy.rule import Rule, forget_positions, lower_same_length, shape_of
 
 # A replacement can reveal a secret to a rule that ran earlier in the pass ("1.2.3.4sk-…": the key is glued to
 # the IP until the IP becomes "<REDACTED_IP>"), so passes repeat until nothing changes; two almost always do.
 MAX_PASSES: Final = 4
 _MIN_LEN = 6  # the shortest text any rule can match ("a@b.cd")
 
-RULES: Final[tuple[Rule, ...]] = (
+RULES: Final[tuple[Rule[Any], ...]] = (
     # A private key block first: its body is base64 in which later rules would find (and cut) fragments.
     rules_shapes.PEM_RULE,
     # The only rule that pairs two tokens (an id, then its secret), so it must see the id before any context
@@ -29,8 +29,11 @@ RULES: Final[tuple[Rule, ...]] = (
     rules_context.CONNECTION_PWD_RULE,
     rules_context.SAS_SIGNATURE_RULE,
     rules_http.AUTH_HEADER_RULE,
+    rules_http.COOKIE_RULE,
     rules_http.BEARER_RULE,
+    rules_cli.CLI_PASSWORD_RULE,  # before assignments: "-p'pa=ss'" is one value
     rules_context.ASSIGNMENT_RULE,
+    rules_prose.PROSE_PASSWORD_RULE,  # after assignments: "password: X" is theirs
     rules_shapes.SK_RULE,
     rules_shapes.SLACK_RULE,
     rules_shapes.GITHUB_RULE,
@@ -39,23 +42,20 @@ RULES: Final[tuple[Rule, ...]] = (
     *rules_shapes.VENDOR_RULES,
     rules_shapes.TELEGRAM_RULE,
     rules_shapes.AZURE_AD_RULE,
+    rules_shapes.DISCORD_RULE,
     rules_context.URL_TOKEN_RULE,  # after the shapes: a known token keeps its type
     rules_personal.EMAIL_RULE,  # before onion: alice@x.onion hides alice too
     rules_personal.ONION_RULE,
     rules_personal.HOME_RULE,
     rules_personal.IPV4_RULE,
+    # Digit runs, in the text's shape: an IBAN's digits can look like a card's, so IBANs first.
+    rules_personal.IBAN_RULE,
+    rules_personal.CARD_RULE,
+    rules_personal.SSN_RULE,
+    rules_prose.PIN_RULE,
 )
 
-_ASCII_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
-
-
-def _lower(s: str) -> str:
-    """A lowercase copy with the same indices (str.lower grows a few characters, such as "İ")."""
-    low = s.lower()
-    return low if len(low) == len(s) else s.translate(_ASCII_LOWER)
-
-
-def _apply(rule: Rule, s: str, hay: str) -> str:
+def _apply(rule: Rule[AnyStr], s: str, hay: AnyStr) -> str:
     """One rule over `s` (matched in `hay`, same indices); returns `s` itself when nothing was replaced."""
     if rule.gate:
         for literal in rule.gate:
@@ -90,21 +90,26 @@ def _apply(rule: Rule, s: str, hay: str) -> str:
     return "".join(out)
 
 
-def _one_pass(s: str, rules: tuple[Rule, ...]) -> str:
+def _one_pass(s: str, rules: tuple[Rule[Any], ...]) -> str:
     low: str | None = None
+    shape: bytes | None = None
     for rule in rules:
         if rule.on_lower:
             if low is None:
-                low = _lower(s)
+                low = lower_same_length(s)
             new = _apply(rule, s, low)
+        elif rule.on_shape:
+            if shape is None:
+                shape = shape_of(s)
+            new = _apply(rule, s, shape)
         else:
             new = _apply(rule, s, s)
         if new is not s:
-            s, low = new, None
+            s, low, shape = new, None, None
     return s
 
 
-def redact_with(s: str, rules: tuple[Rule, ...]) -> str:
+def redact_with(s: str, rules: tuple[Rule[Any], ...]) -> str:
     """`s` redacted by `rules` only (in that order); `s` itself when nothing matched. For measuring a subset."""
     if len(s) < _MIN_LEN:
         return s
@@ -113,6 +118,7 @@ def redact_with(s: str, rules: tuple[Rule, ...]) -> str:
         if new is s:
             break
         s = new
+    forget_positions()
     return s
 
 

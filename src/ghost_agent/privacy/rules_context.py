@@ -20,6 +20,7 @@ from ghost_agent.privacy.rule import (
     is_inert_value,
     stem_searcher,
 )
+from ghost_agent.privacy.rules_prose import PROSE_WORDS
 
 _WEBHOOK_RE = re.compile(r"hooks\.slack\.com/(?:services|workflows|triggers)/[a-z0-9_/-]++")
 
@@ -102,8 +103,10 @@ def _assignment(s: str, m: re.Match[str], floor: int) -> Hit | int:
     if end - start == _VALUE_CAP:
         end = _VALUE_REST[group].match(s, end).end()  # type: ignore[union-attr]  # `*+` always matches
     value = s[start:end]
-    if group == "unq" and _is_code(s, m, value, end):
+    if group == "unq" and (_is_code(s, m, value, end) or _is_prose(s, value, end)):
         return start
+    if value.isdigit() and _QUANTITY.search(m.group("key")):
+        return start  # PASSWORD_MIN_LENGTH = 12, token_ttl: 3600
     if is_inert_value(value):
         return start  # kept; the value may hold the next assignment
     # Look again near the value's end: it may end with the key of the next assignment ("token=api_key: 123",
@@ -112,12 +115,25 @@ def _assignment(s: str, m: re.Match[str], floor: int) -> Hit | int:
     return Hit(start, end, label, resume=max(start, end - _NESTED_KEY_REACH))
 
 
+def _is_prose(s: str, value: str, end: int) -> bool:
+    """An unquoted value that is the next word of a sentence ("password: my bank password is …", "secret: the
+    name of …"): it is kept, and the prose rule (`rules_prose`) reads the sentence."""
+    return value.lower() in PROSE_WORDS and end < len(s) and s[end] == " "
+
+
+# Keys that name a quantity about the secret, not the secret ("password_min_length", "token_ttl_seconds").
+_QUANTITY = re.compile(r"(?:length|len|size|count|timeout|ttl|age|rounds|iterations|expiry|days|hours|minutes"
+                       r"|seconds|attempts|retries|version)[s_-]*$", re.IGNORECASE)
+# Annotations (`password: str`, `token: Optional[str] = None`): a type, not a value.
+_TYPE_NAMES = frozenset({"str", "bytes", "int", "bool", "float", "Any", "Optional", "SecretStr", "SecretBytes"})
+
+
 def _is_code(s: str, m: re.Match[str], value: str, end: int) -> bool:
     """An unquoted value that is code, not a literal: a call or subscript (`api_key = os.environ[...]`,
     `password=get_pw()`), or a variable named like the key (`api_key=api_key`, `token=self.token`)."""
     if _CODE_REF.fullmatch(value) is None:
         return False
-    if end < len(s) and s[end] in "([":
+    if value in _TYPE_NAMES or (end < len(s) and s[end] in "(["):
         return True
     key_start = expand_left(s, m.start("key"), IDENT, max(0, m.start("key") - 64))
     return value.rsplit(".", 1)[-1].lower() == s[key_start:m.end("key")].lower()

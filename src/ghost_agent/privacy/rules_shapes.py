@@ -2,7 +2,8 @@
 
 Left boundaries are lookbehinds placed after the literal prefix: sre keeps its fast prefix scan, and a
 candidate glued to a word is skipped inside the regex instead of swallowing a real key right after it.
-The vendor table (`redact_vendors.VENDOR_TOKENS`) is data; `VENDOR_RULES` compiles it.
+The vendor table (`redact_vendors.VENDOR_TOKENS`) is data; `VENDOR_RULES` compiles it. Shapes without a prefix
+of their own (Telegram and Discord bot tokens, Azure AD client secrets) are anchored on an inner literal.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from ghost_agent.privacy.rule import (
     GLUED,
     Hit,
     Rule,
+    after_escape,
     expand_left,
     glued,
     has_upper_or_digit,
@@ -117,12 +119,12 @@ def _jwt(s: str, m: re.Match[str], floor: int) -> Hit | None:
 _SEPARATORS = "_-."
 
 
-def _vendor_rules() -> tuple[Rule, ...]:
+def _vendor_rules() -> tuple[Rule[str], ...]:
     """The vendor table as rules. A literal with a separator ("hf_", "GOCSPX-", "hvs.") joins the family of its
     first separator: one search for that character, then lookbehinds for the literals' heads, instead of one
     scan of the text per literal (that made redaction twice as slow). The others get a rule each, gated by their
     rarest character."""
-    singles: list[Rule] = []
+    singles: list[Rule[str]] = []
     families: dict[str, list[tuple[str, int, re.Pattern[str], VendorToken]]] = {}
     for spec in VENDOR_TOKENS:
         for literal in spec.literals:
@@ -169,6 +171,24 @@ def _telegram(s: str, m: re.Match[str], floor: int) -> Hit | None:
     return Hit(start, m.end(), API_KEY)
 
 
+# A Discord bot token: the bot's user id (a 17-20 digit snowflake) in base64, a 6-character timestamp, an HMAC:
+# "MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs". Anchored on the dot before the timestamp.
+_DISCORD_RE = re.compile(r"\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}+(?![A-Za-z0-9_-])")
+_B64URL = ALNUM | frozenset("_-")
+
+
+def _discord(s: str, m: re.Match[str], floor: int) -> Hit | None:
+    start = after_escape(s, expand_left(s, m.start(), _B64URL, max(floor, m.start() - 31)))
+    if not 23 <= m.start() - start <= 28 or s[start] not in "MNO" or glued(s, start, _B64URL):
+        return None
+    head = s[start:m.start()]
+    try:
+        user_id = base64.urlsafe_b64decode(head + "=" * (-len(head) % 4))
+    except (binascii.Error, ValueError):
+        return None
+    return Hit(start, m.end(), TOKEN) if user_id.isdigit() and 17 <= len(user_id) <= 20 else None
+
+
 _AZURE_AD_RE = re.compile(r"Q~[A-Za-z0-9_~.-]{31,}+")  # "<3 chars><digit>Q~<31-34 chars>"
 _AZURE_AD_CHARS = ALNUM | frozenset("_~.")
 
@@ -192,6 +212,7 @@ JWT_RULE = Rule("jwt", _JWT_RE, _jwt, gate=("J",))
 VENDOR_RULES = _vendor_rules()
 TELEGRAM_RULE = Rule("telegram_bot", _TELEGRAM_RE, _telegram, gate=(":",))
 AZURE_AD_RULE = Rule("azure_ad_client_secret", _AZURE_AD_RE, _azure_ad, gate=("~",))
+DISCORD_RULE = Rule("discord_bot", _DISCORD_RE, _discord)
 
-__all__ = ["AWS_RULE", "AZURE_AD_RULE", "GITHUB_PAT_RULE", "GITHUB_RULE", "JWT_RULE", "PEM_RULE", "SK_RULE",
-           "SLACK_RULE", "TELEGRAM_RULE", "VENDOR_RULES"]
+__all__ = ["AWS_RULE", "AZURE_AD_RULE", "DISCORD_RULE", "GITHUB_PAT_RULE", "GITHUB_RULE", "JWT_RULE", "PEM_RULE",
+           "SK_RULE", "SLACK_RULE", "TELEGRAM_RULE", "VENDOR_RULES"]
