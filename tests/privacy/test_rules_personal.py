@@ -22,6 +22,7 @@ CARDS = [
     ("unionpay 6212345678901232, 19 digits: 4000 0000 0000 0000 006",
      "unionpay <REDACTED_CARD>, 19 digits: <REDACTED_CARD>"),
     ('{"card": "4242424242424242"}', '{"card": "<REDACTED_CARD>"}'),
+    ("an old 13-digit visa: 4222 2222 2222 2", "an old 13-digit visa: <REDACTED_CARD>"),
     ("\\n4242424242424242\\n and %204242424242424242%20", "\\n<REDACTED_CARD>\\n and %20<REDACTED_CARD>%20"),
 ]
 CARD_NEGATIVES = [

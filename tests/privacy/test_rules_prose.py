@@ -21,6 +21,8 @@ SENTENCES = [
     ("use hunter2 as the password", f"use {P} as the password"),
     ('Use "blue sky 42" as your new password.', f'Use "{P}" as your new password.'),
     ("set the password to Tr0ub4dor&3", f"set the password to {P}"),
+    ("use k%*zHr#TQF as my wifi password", f"use {P} as my wifi password"),
+    ("das Passwort für den Router lautet dragonfly", f"das Passwort für den Router lautet {P}"),
     ("my wifi password is sunshine", f"my wifi password is {P}"),
     ("the passphrase is: tiger-lily-7", f"the passphrase is: {P}"),
     ("the passcode was 889900", f"the passcode was {P}"),
@@ -44,6 +46,7 @@ SENTENCES = [
     ("the PIN code is 0000.", f"the PIN code is {P}."),
     ("mi código PIN es 4321 y la clave 99", f"mi código PIN es {P} y la clave 99"),
     ("die PIN ist 8765", f"die PIN ist {P}"),
+    ("\\nPIN: 078647\\n and %20PIN: 662204%20", f"\\nPIN: {P}\\n and %20PIN: {P}%20"),
     # in JSON, JSON-escaped and URL-encoded text
     ('{"note": "my bank password is hunter2"}', f'{{"note": "my bank password is {P}"}}'),
     ("line\\nmy bank password is hunter2\\nnext", f"line\\nmy bank password is {P}\\nnext"),

@@ -39,10 +39,9 @@ RULES: Final[tuple[Rule[Any], ...]] = (
     rules_shapes.GITHUB_RULE,
     rules_shapes.GITHUB_PAT_RULE,
     rules_shapes.JWT_RULE,
-    *rules_shapes.VENDOR_RULES,
+    *rules_shapes.VENDOR_RULES,  # Discord bot tokens with the "." family
     rules_shapes.TELEGRAM_RULE,
     rules_shapes.AZURE_AD_RULE,
-    rules_shapes.DISCORD_RULE,
     rules_context.URL_TOKEN_RULE,  # after the shapes: a known token keeps its type
     rules_personal.EMAIL_RULE,  # before onion: alice@x.onion hides alice too
     rules_personal.ONION_RULE,

@@ -10,6 +10,7 @@ ranges the SSA assigns (and, unless written ddd-dd-dddd, by "SSN" or "social sec
 from __future__ import annotations
 
 import re
+from typing import Final
 
 from ghost_agent.privacy.placeholders import CARD, EMAIL, IBAN, IP, ONION, SSN, USER
 from ghost_agent.privacy.rule import (
@@ -98,9 +99,9 @@ def _keep_ip(octets: list[int]) -> bool:
 
 # --- payment cards ------------------------------------------------------------------------------------------
 
-# 13-19 digits bare, or in groups: 4-4-4-4(-3) and Amex/Diners' 4-6-5 / 4-6-4, one separator throughout. Not
+# 13-19 digits bare, or in groups: 4-4-4-4(-3), 4-4-4-1, Amex/Diners' 4-6-5 / 4-6-4, one separator throughout. Not
 # after a digit, unless that digit ends a URL escape ("%204111…").
-_CARD_RE = re.compile(rb"9999(?<!(?<!%9)99999)(?:9{9,15}+|(?P<sep>[ -])9{4,6}+(?:(?P=sep)9{3,5}+){1,3}+)(?!9)")
+_CARD_RE = re.compile(rb"9999(?<!(?<!%9)99999)(?:9{9,15}+|(?P<sep>[ -])9{4,6}+(?:(?P=sep)9{1,5}+){1,3}+)(?!9)")
 
 
 def luhn_ok(digits: str) -> bool:
@@ -148,7 +149,7 @@ def _card(s: str, m: re.Match[bytes], floor: int) -> Hit | int:
 # --- IBANs -----------------------------------------------------------------------------------------------------
 
 # Country -> IBAN length (SWIFT's IBAN registry).
-_IBAN_LENGTHS = {
+IBAN_LENGTHS: Final = {
     "AD": 24, "AE": 23, "AL": 28, "AT": 20, "AZ": 28, "BA": 20, "BE": 16, "BG": 22, "BH": 22, "BI": 27, "BR": 29,
     "BY": 28, "CH": 21, "CR": 22, "CY": 28, "CZ": 24, "DE": 22, "DJ": 27, "DK": 18, "DO": 28, "EE": 20, "EG": 29,
     "ES": 24, "FI": 18, "FK": 18, "FO": 18, "FR": 27, "GB": 22, "GE": 22, "GI": 23, "GL": 18, "GR": 27, "GT": 28,
@@ -165,7 +166,7 @@ _IBAN_RE = re.compile(rb"AA99(?:[A9]{11,30}+|(?: [A9]{4}+){2,7}+(?: [A9]{1,3}+)?
 
 def iban_ok(iban: str) -> bool:
     """A compact IBAN has its country's length and passes the ISO 13616 mod-97 check."""
-    if _IBAN_LENGTHS.get(iban[:2]) != len(iban):
+    if IBAN_LENGTHS.get(iban[:2]) != len(iban):
         return False
     rearranged = iban[4:] + iban[:4]
     return int("".join(str(int(c, 36)) for c in rearranged)) % 97 == 1
@@ -173,7 +174,7 @@ def iban_ok(iban: str) -> bool:
 
 def _iban(s: str, m: re.Match[bytes], floor: int) -> Hit | None:
     start = m.start()
-    length = _IBAN_LENGTHS.get(s[start:start + 2])
+    length = IBAN_LENGTHS.get(s[start:start + 2])
     if length is None or glued(s, start, IDENT):
         return None
     # The IBAN is the first `length` letters and digits of the match; it must end where a group does.
@@ -226,5 +227,5 @@ IBAN_RULE = Rule("iban", _IBAN_RE, _iban, on_shape=True)
 CARD_RULE = Rule("payment_card", _CARD_RE, _card, on_shape=True)
 SSN_RULE = Rule("us_ssn", _SSN_RE, _ssn, on_shape=True)
 
-__all__ = ["CARD_RULE", "EMAIL_RULE", "HOME_RULE", "IBAN_RULE", "IPV4_RULE", "ONION_RULE", "SSN_RULE",
+__all__ = ["CARD_RULE", "EMAIL_RULE", "HOME_RULE", "IBAN_LENGTHS", "IBAN_RULE", "IPV4_RULE", "ONION_RULE", "SSN_RULE",
            "card_issuer_ok", "iban_ok", "luhn_ok"]

@@ -5,7 +5,7 @@
 Only the value goes; the sentence stays. A value that is an ordinary word of the sentence ("the password is
 wrong", "password is not set", "your password is required") is not a password: `PROSE_WORDS` lists the words
 that follow such phrases in the four languages, and after a bare "is" (no colon, no quotes) a lowercase word
-that reads as an adjective or participle ("expired", "changing", "securely") is kept too. JSON's ASCII escapes
+that reads as an adjective or participle ("expired", "changing", "readable") is kept too. JSON's ASCII escapes
 are read ("contrase\\u00f1a"). `password: X` and
 `password=X` are the assignment rule's (`rules_context`), which runs first.
 """
@@ -41,6 +41,8 @@ weak strong short long simple complex easy hard secure insecure safe unsafe good
 expired expiring reset changed updated forgotten lost compromised leaked case-sensitive sensitive ok okay fine
 needed necessary important mine yours ours same-as like unlike because since until unless than more less
 something anything nothing everything someone anyone
+securely safely correctly properly currently actually definitely simply clearly likely exactly only really
+usually probably automatically randomly
 el la los las un una unos unas lo mi tu su nuestro no es son era fue ser está esta este ese esa y o pero si
 de del en con sin por para que muy ya aún todavía incorrecta incorrecto correcta correcto válida inválida
 requerida obligatoria segura débil vacía nueva antigua igual otra
@@ -50,7 +52,7 @@ le les un une mon ton son notre votre leur ne pas est sont était et ou mais si 
 très déjà encore incorrect faux fausse correct correcte valide invalide requis obligatoire sûr vide nouveau
 nouvelle ancien ancienne même
 """.split())
-_ADJECTIVE_ENDINGS = ("ed", "ing", "ly", "able", "ible", "ful", "less", "ive", "ous", "ent", "ant", "ical")
+_ADJECTIVE_ENDINGS = ("ed", "ing", "able", "ible", "ful", "less", "ive", "ous", "ent", "ant", "ical")
 _ASSIGNMENT_KEYWORDS = ("password", "passwd", "passphrase")  # "password: X" is the assignment rule's
 
 _QUOTED = "|".join(f"{o}[^{c}\\n\\r\\x00]{{1,128}}+{c}" for o, c in (('"', '"'), ("'", "'"), ("“", "”"), ("«", "»"),
@@ -58,8 +60,8 @@ _QUOTED = "|".join(f"{o}[^{c}\\n\\r\\x00]{{1,128}}+{c}" for o, c in (('"', '"'),
 _COPULA = r"(?<![a-z])(?:is|was|ist|war|lautet|es|era|est|était|sera|will be|would be)(?![a-z])(?:[ \t]*+:)?"
 # Matched at each occurrence of a stem (`_STEMS`) in the lowercase text.
 _PROSE_RE = re.compile(
-    r"(?P<kw>pass(?<![a-z0-9_]pass)(?:word|wort|wd|code|phrase)|passe(?<=mot de passe)"
-    r"|contrase(?<![a-z0-9_]contrase)(?:ña|na|\\u00f1a))(?![a-z0-9_])"
+    r"(?P<kw>pass(?<!_pass)(?:word|wort|wd|code|phrase)|passe(?<=mot de passe)"  # not <REDACTED_PASSWORD>
+    r"|contrase(?:ña|na|\\u00f1a))(?![a-z0-9_])"
     r"(?:(?P<qual>[ \t]++(?:for|of|on|at|de|del|de la|du|des|für|fuer|zum|zur|vom|von|pour|para|d')(?![a-z])"
     r"[^\n\r\x00:=.!?;,\"]{0,40}?)?"
     rf"[ \t]*+(?P<cop>[:=][ \t]*+(?:{_COPULA})?|{_COPULA}|(?<![a-z])to(?![a-z]))[ \t]*+"
@@ -71,8 +73,8 @@ _STEMS = ("pass", "contrase")
 _USE_AS_RE = re.compile(
     r"(?:use|using|try|usa|usar|utilise|utiliser|utilisez|nimm|nehmt|benutze|verwende)[ \t]++"
     rf"(?P<val>{_QUOTED}|[^\s\x00]{{1,128}}?)[ \t]++(?:as|como|comme|als)[ \t]++"
-    r"(?:(?:the|my|your|our|a|new|el|la|mi|tu|una|le|mon|ton|un|das|dein|mein|ein|neues)[ \t]++){0,2}"
-    r"(?:mot de )?\Z"
+    r"(?:[a-zà-ÿ-]{1,20}[ \t]++){0,3}?"  # "the", "my wifi", "el nuevo", "mot de"
+    r"\Z"
 )
 _USE_AS_REACH = 160
 _SET_VERB = re.compile(r"\b(?:set|change|changed|reset|update|updated)\b")
@@ -121,7 +123,7 @@ def _prose(s: str, m: re.Match[str], floor: int) -> Hit | int | None:
             return None  # only "set/change (the) password to X"
     elif cop in (":", "=") and m.start("qual") < 0 and m.group("kw") in _ASSIGNMENT_KEYWORDS:
         return None
-    bare_verb = cop[0] not in ":=" and not cop.endswith(":")
+    bare_verb = cop[0] not in ":=" and not cop.endswith(":") and cop != "lautet"  # "lautet": "reads", a colon
     span = _value_span(s, m.start("val"), m.end("val"), bare_verb)
     return Hit(*span, PASSWORD, resume=span[1]) if span else m.start("val")
 
@@ -130,7 +132,8 @@ def _prose(s: str, m: re.Match[str], floor: int) -> Hit | int | None:
 # digits in the text's shape, the words are checked looking back.
 _PIN_RE = re.compile(rb"9999(?<!99999)9{0,8}+(?!9)")
 _PIN_CONTEXT = re.compile(
-    r"(?<![a-z0-9_])(?:pin|código pin|code pin)(?:[ -]?(?:code|number|no\.?|nummer))?[ \t]*+"
+    r"(?:(?<![a-z0-9_])|(?<=\\[nrt])|(?<=%[0-9a-f]{2}))"  # a word's start, or right after an escape
+    r"(?:pin|código pin|code pin)(?:[ -]?(?:code|number|no\.?|nummer))?[ \t]*+"
     r"(?:[:=][ \t]*+(?:(?:is|was|es|ist|lautet|est)(?![a-z]))?|(?:is|was|es|ist|lautet|est)(?![a-z])[ \t]*+:?)"
     r"[ \t]*+[\"'“]?\Z"
 )

@@ -3,7 +3,8 @@
 Left boundaries are lookbehinds placed after the literal prefix: sre keeps its fast prefix scan, and a
 candidate glued to a word is skipped inside the regex instead of swallowing a real key right after it.
 The vendor table (`redact_vendors.VENDOR_TOKENS`) is data; `VENDOR_RULES` compiles it. Shapes without a prefix
-of their own (Telegram and Discord bot tokens, Azure AD client secrets) are anchored on an inner literal.
+of their own (Telegram and Discord bot tokens, Azure AD client secrets) are anchored on an inner literal; Discord's,
+a dot, is searched with the vendor family of "." (one scan of the text for both).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from collections.abc import Callable
 from functools import partial
 
 from ghost_agent.privacy.placeholders import API_KEY, AWS_KEY, PRIVATE_KEY, SECRET, TOKEN
@@ -116,7 +118,33 @@ def _jwt(s: str, m: re.Match[str], floor: int) -> Hit | None:
     return Hit(m.start(), end, TOKEN)
 
 
+# A Discord bot token: the bot's user id (a 17-20 digit snowflake) in base64, a 6-character timestamp, an HMAC:
+# "MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs". Anchored on the dot before the timestamp.
+_DISCORD_RE = re.compile(r"\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}+(?![A-Za-z0-9_-])")
+_B64URL = ALNUM | frozenset("_-")
+
+
+def _discord_at(s: str, dot: int, floor: int) -> Hit | None:
+    """A Discord bot token whose timestamp starts after the dot at `dot`, if one is there."""
+    m = _DISCORD_RE.match(s, dot)
+    if m is None:
+        return None
+    start = after_escape(s, expand_left(s, m.start(), _B64URL, max(floor, m.start() - 31)))
+    if not 23 <= m.start() - start <= 28 or s[start] not in "MNO" or glued(s, start, _B64URL):
+        return None
+    head = s[start:m.start()]
+    try:
+        user_id = base64.urlsafe_b64decode(head + "=" * (-len(head) % 4))
+    except (binascii.Error, ValueError):
+        return None
+    return Hit(start, m.end(), TOKEN) if user_id.isdigit() and 17 <= len(user_id) <= 20 else None
+
+
 _SEPARATORS = "_-."
+# Shapes without a prefix that are anchored on a separator join its family's search: (lookahead, handler).
+_ANCHORED: dict[str, tuple[str, Callable[[str, re.Match[str], int], Hit | None]]] = {
+    ".": (r"(?=[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27})", lambda s, m, floor: _discord_at(s, m.start(), floor)),
+}
 
 
 def _vendor_rules() -> tuple[Rule[str], ...]:
@@ -132,22 +160,29 @@ def _vendor_rules() -> tuple[Rule[str], ...]:
             full = re.compile(f"{escaped}(?<!{GLUED}{escaped}){spec.rest}")
             sep = next((i for i, c in enumerate(literal) if c in _SEPARATORS), -1)
             if sep < 0:
-                singles.append(Rule(spec.name, full, partial(_vendor_family, [("", len(literal), full, spec)]),
+                singles.append(Rule(spec.name, full, partial(_vendor_family, [("", len(literal), full, spec)], None),
                                     gate=(rare(literal),)))
             else:
                 families.setdefault(literal[sep], []).append((literal[:sep + 1], len(literal), full, spec))
     rules = singles
     for char, members in families.items():
         heads = sorted({head for head, _, _, _ in members})
-        regex = re.compile(re.escape(char) + "(?:" + "|".join(f"(?<={re.escape(h)})" for h in heads) + ")")
-        rules.append(Rule(f"vendor_tokens{char}", regex, partial(_vendor_family, members), gate=(char,)))
+        branches = [f"(?<={re.escape(h)})" for h in heads]
+        anchored = _ANCHORED.get(char)
+        if anchored is not None:
+            branches.append(anchored[0])
+        regex = re.compile(re.escape(char) + "(?:" + "|".join(branches) + ")")
+        handler = partial(_vendor_family, members, anchored[1] if anchored else None)
+        rules.append(Rule(f"vendor_tokens{char}", regex, handler, gate=(char,)))
     return tuple(rules)
 
 
 def _vendor_family(
-    members: list[tuple[str, int, re.Pattern[str], VendorToken]], s: str, m: re.Match[str], floor: int
+    members: list[tuple[str, int, re.Pattern[str], VendorToken]],
+    anchored: Callable[[str, re.Match[str], int], Hit | None] | None, s: str, m: re.Match[str], floor: int
 ) -> Hit | None:
-    """A vendor token whose head ends where `m` does (`m` is the whole literal for a single rule)."""
+    """A vendor token whose head ends where `m` does (`m` is the whole literal for a single rule), else the
+    shape anchored on this separator (`_ANCHORED`)."""
     for head, literal_len, full, spec in members:
         start = m.end() - len(head) if head else m.start()
         if start < floor or (head and not s.startswith(head, start)):
@@ -156,7 +191,7 @@ def _vendor_family(
         if token is None or (spec.check is not None and not spec.check(token.group()[literal_len:])):
             continue
         return Hit(start, token.end(), TOKEN if spec.token else API_KEY)
-    return None
+    return anchored(s, m, floor) if anchored is not None else None
 
 
 # Shapes anchored on an inner literal; the handler looks left for the rest. (Mailchimp's "<32 hex>-us<n>" and
@@ -169,24 +204,6 @@ def _telegram(s: str, m: re.Match[str], floor: int) -> Hit | None:
     if m.start() - start < 5 or glued(s, start, ALNUM):
         return None
     return Hit(start, m.end(), API_KEY)
-
-
-# A Discord bot token: the bot's user id (a 17-20 digit snowflake) in base64, a 6-character timestamp, an HMAC:
-# "MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs". Anchored on the dot before the timestamp.
-_DISCORD_RE = re.compile(r"\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}+(?![A-Za-z0-9_-])")
-_B64URL = ALNUM | frozenset("_-")
-
-
-def _discord(s: str, m: re.Match[str], floor: int) -> Hit | None:
-    start = after_escape(s, expand_left(s, m.start(), _B64URL, max(floor, m.start() - 31)))
-    if not 23 <= m.start() - start <= 28 or s[start] not in "MNO" or glued(s, start, _B64URL):
-        return None
-    head = s[start:m.start()]
-    try:
-        user_id = base64.urlsafe_b64decode(head + "=" * (-len(head) % 4))
-    except (binascii.Error, ValueError):
-        return None
-    return Hit(start, m.end(), TOKEN) if user_id.isdigit() and 17 <= len(user_id) <= 20 else None
 
 
 _AZURE_AD_RE = re.compile(r"Q~[A-Za-z0-9_~.-]{31,}+")  # "<3 chars><digit>Q~<31-34 chars>"
@@ -212,7 +229,6 @@ JWT_RULE = Rule("jwt", _JWT_RE, _jwt, gate=("J",))
 VENDOR_RULES = _vendor_rules()
 TELEGRAM_RULE = Rule("telegram_bot", _TELEGRAM_RE, _telegram, gate=(":",))
 AZURE_AD_RULE = Rule("azure_ad_client_secret", _AZURE_AD_RE, _azure_ad, gate=("~",))
-DISCORD_RULE = Rule("discord_bot", _DISCORD_RE, _discord)
 
-__all__ = ["AWS_RULE", "AZURE_AD_RULE", "DISCORD_RULE", "GITHUB_PAT_RULE", "GITHUB_RULE", "JWT_RULE", "PEM_RULE",
+__all__ = ["AWS_RULE", "AZURE_AD_RULE", "GITHUB_PAT_RULE", "GITHUB_RULE", "JWT_RULE", "PEM_RULE",
            "SK_RULE", "SLACK_RULE", "TELEGRAM_RULE", "VENDOR_RULES"]
