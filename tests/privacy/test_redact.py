@@ -406,18 +406,12 @@ ADVERSARIAL = {
     "cookie headers": "Cookie: a=b; " * 80_000,
     "one cookie header, many pairs": "Cookie: " + "a=b; " * 200_000,
     "cookie dicts": 'cookies={"a": "b", ' * 50_000,
-    "options without a tool": " -p" * 330_000,
-    "a tool then options": "mysql" + " -x" * 330_000,
     "tools and glued passwords": "mysql -p" * 120_000,
-    "curl on one line": "curl -u a:b " * 80_000,
-    "sshpass chains": "sshpass -p x " * 75_000,
-    "unclosed quotes": "curl -u '" * 110_000,
-    "argv lists": '["mysql", "-p' * 80_000,
     "line continuations": "mysql \\\n" * 100_000,
     "password is": "password is " * 80_000,
     "use as": "use x " * 160_000 + "as the password",
     "mot de passe": "mot de passe " * 75_000,
-}
+}  # dense command lines: tests/privacy/test_rules_cli.py, test_reading_command_lines_is_linear
 
 
 @pytest.mark.parametrize("name", list(ADVERSARIAL))

@@ -44,6 +44,7 @@ class CliTool:
     stop_at_operand: bool = False  # options end at the first operand (sshpass: what follows is the command it runs)
     subcommand: tuple[str, ...] = ()  # only after these operands ("docker login")
     operand_password: Callable[[str, int], int | None] | None = None  # (flags, operands) -> the password's
+    max_operands: int = 0  # stop reading after this many operands (0: read the whole command)
     by_name: dict[str, PasswordOption] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -79,7 +80,7 @@ TOOLS: Final = (
     CliTool(("smbclient", "rpcclient", "smbcacls", "smbget", "smbtree"),
             (PasswordOption(("-U", "--user"), glued=True, after="%"),), takes_value="WOnRsdlAIpmtDMTcE"),
     CliTool(("smbmap",), (PasswordOption(("-p",)),), takes_value="uHdPs"),
-    CliTool(("htpasswd",), takes_value="Cr", operand_password=_htpasswd_password),
+    CliTool(("htpasswd",), takes_value="Cr", operand_password=_htpasswd_password, max_operands=3),
     CliTool(_MONGO, (PasswordOption(("-p", "--password"), glued=True),), takes_value="uhdcoqf"),
     CliTool(_LDAP, (PasswordOption(("-w",), glued=True),), takes_value="bDHhpsfyaEeoOPRUXYlzT"),
     CliTool(("ldappasswd",), (PasswordOption(("-w", "-a", "-s"), glued=True),), takes_value="DHhpyEeoOPRUXYtT"),
@@ -111,6 +112,9 @@ _OPTION_RE = re.compile(r"-(?<=[ \t\"'\[]-)(?=-?[A-Za-z])")
 _LINE_BREAKS = ("\n", "\r", "\x00", "\\n", "\\r")
 _LOOKBACK = 8192  # how far before an option its tool's name is looked for
 _MAX_WORDS = 512  # words of one command read at most
+# A quote that closes further away, or on another line, pairs with an unrelated one ('pw"naïve … 2 KB …"'): it
+# is taken as unclosed, and ends the command.
+_QUOTE_REACH = 512
 _COMMAND_ENDS = frozenset("\n\r\x00;|&)`")
 _QUOTES = "\"'"
 _PLACEHOLDER_WORD = re.compile(
@@ -132,12 +136,22 @@ def _enclosing_quote(s: str, pos: int) -> str:
     i = pos
     while i > 0 and s[i - 1] in " \t":
         i -= 1
-    if i > 0 and s[i - 1] in _QUOTES:
-        return "\\" + s[i - 1] if i > 1 and s[i - 2] == "\\" else s[i - 1]
-    return ""
+    if i == 0 or s[i - 1] not in _QUOTES:
+        return ""
+    quote = "\\" + s[i - 1] if i > 1 and s[i - 2] == "\\" else s[i - 1]
+    before = i - len(quote) - 1  # what precedes the quote: a quote that opens a string follows no word
+    return quote if before < 0 or s[before] not in _WORD else ""
 
 
 _PLAIN = re.compile(r"[^ \t\n\r\x00;|&)`\\\"']++")  # characters a word runs over without a second look
+
+
+def _closing(s: str, quote: str, pos: int) -> int:
+    """Where `quote` closes after `pos` on the same line and within `_QUOTE_REACH`, or -1."""
+    close = s.find(quote, pos, pos + _QUOTE_REACH + len(quote))
+    if close < 0:
+        return -1
+    return -1 if any(s.find(brk, pos, close) >= 0 for brk in ("\n", "\r", "\x00")) else close
 
 
 def _word_end(s: str, pos: int, enclosing: str) -> int:
@@ -159,15 +173,22 @@ def _word_end(s: str, pos: int, enclosing: str) -> int:
             if nxt in _QUOTES and enclosing == "\\" + nxt:
                 return pos  # the end of the JSON-escaped string holding the command
             if nxt in _QUOTES and enclosing:  # \" inside a JSON string: a shell double quote
-                close = s.find("\\" + nxt, pos + 2)
-                pos = end if close < 0 else close + 2
+                close = _closing(s, "\\" + nxt, pos + 2)
+                if close < 0:
+                    return pos  # never closed: the command ends here
+                pos = close + 2
                 continue
             pos += 2
             continue
         if enclosing == c:
-            return pos
-        close = s.find(c, pos + 1)  # a quote
-        pos = end if close < 0 else close + 1
+            nxt = s[pos + 1:pos + 2]
+            if not nxt or nxt in " \t\n\r\x00,;:)]}" or _closing(s, c, pos + 1) < 0:
+                return pos  # the string holding the command closes
+            # Else a quote nested in it by a careless writer ('… -p'S3cret' …'): read it as the shell would.
+        close = _closing(s, c, pos + 1)  # a quote
+        if close < 0:
+            return pos  # never closed (nearby): the command ends here
+        pos = close + 1
         if pos < end and s[pos] in ",]":
             return pos  # the end of an argv list's item: ["mysql", "-pX"]
     return min(pos, end)
@@ -183,12 +204,12 @@ def _closes(s: str, pos: int, enclosing: str) -> bool:
 
 
 # Blanks and line continuations between words; a word outside any enclosing string: plain characters, escapes,
-# quoted parts (an unclosed quote runs to the end), the last quoted part maybe ending an argv item ('-p', …).
+# quoted parts, the last quoted part maybe ending an argv item ('-p', …). A quote that does not close within
+# `_QUOTE_REACH` ends the command instead of pairing with an unrelated quote far away (it would hide the
+# commands between), and so does a JSON-escaped line break ("\\n").
 _BLANKS = re.compile(r"(?:[ \t]++|\\\n)*+")
-_QUOTED = r"'[^']*+'|\"[^\"]*+\""
-_RAW_WORD = re.compile(
-    rf"(?:[^ \t\n\r\x00;|&)`\\\"']++|\\(?s:.)|(?:{_QUOTED})(?![,\]])|'[^']*+\Z|\"[^\"]*+\Z)*+(?:{_QUOTED})?"
-)
+_QUOTED = rf"'[^'\n\r\x00]{{0,{_QUOTE_REACH}}}+'|\"[^\"\n\r\x00]{{0,{_QUOTE_REACH}}}+\""
+_RAW_WORD = re.compile(rf"(?:[^ \t\n\r\x00;|&)`\\\"']++|\\(?![nr])(?s:.)|(?:{_QUOTED})(?![,\]]))*+(?:{_QUOTED})?")
 
 
 def iter_words(s: str, pos: int, enclosing: str = "") -> Iterator[Word]:
@@ -225,7 +246,7 @@ class Words:
     end at its first operand reads three words, not the whole line. A count, not a length: redaction changes
     lengths, never the words, so a second pass reads the same words."""
 
-    def __init__(self, words: Iterator[Word], max_words: int = 512) -> None:
+    def __init__(self, words: Iterator[Word], max_words: int = _MAX_WORDS) -> None:
         self._iter, self._max = words, max_words
         self._read: list[Word] = []
 
@@ -248,11 +269,6 @@ def _unquoted_span(s: str, start: int, end: int) -> tuple[int, int]:
         if end - start >= 2 * len(q) and s.startswith(q, start) and s.startswith(q, end - len(q)):
             return start + len(q), end - len(q)
     return start, end
-
-
-def _text(s: str, word: Word) -> str:
-    start, end = _unquoted_span(s, word.start, word.end)
-    return s[start:end]
 
 
 def _secret_span(s: str, start: int, end: int, after: str = "") -> tuple[int, int] | None:
@@ -317,14 +333,36 @@ def _option(tool: CliTool, text: str, start: int, end: int) -> tuple[PasswordOpt
     return None, -1, False
 
 
-def parse_command(tool: CliTool, s: str, words: Words) -> tuple[list[tuple[int, int, str]], int]:
+_NAMES: Final = frozenset(_BY_NAME) | {name + ".exe" for name in _BY_NAME}
+_HEX_CHARS = frozenset("0123456789abcdefABCDEF")
+
+
+def _may_name_tool(token: str) -> bool:
+    """A token that names a tool, maybe after an escape's tail ("ncurl" of "\\ncurl", "20curl" of "%20curl"):
+    everything `_tool_of` accepts, and a little more."""
+    return token in _NAMES or (token[1:] in _NAMES and token[0] in "nrt") or (
+        token[2:] in _NAMES and token[0] in _HEX_CHARS and token[1] in _HEX_CHARS)
+
+
+def _holds_tool(s: str, word: Word) -> bool:
+    """Whether the word holds a tool's name where the searcher could take it for one: there, a command written
+    after this one begins ("… -pX app, then curl -u …", '"mysql -pX"'), and this one's words end. So no word
+    is read for two commands, whatever the text."""
+    return any(_may_name_tool(token) for token in _TOOL_WORD.findall(s, word.start, word.end))
+
+
+def parse_command(tool: CliTool, s: str, words: Words) -> list[tuple[int, int, str]]:
     """The spans to redact in one command of `tool` (`words`: those after its name), sorted, each with its
-    placeholder, and how many words were read (options end at the first operand for some tools)."""
+    placeholder. Reading stops at the command's end, at the first operand for some tools, after the operands
+    that matter for others, and at a word naming another tool (a command written after this one on the same
+    line: "… -pX app, then curl -u …")."""
     spans: list[tuple[int, int, int, str]] = []  # (word index, start, end, placeholder)
     operands: list[tuple[int, str]] = []
     flags = ""
     i = 0
     while (word := words.get(i)) is not None:
+        if _holds_tool(s, word):
+            break
         start, end = _unquoted_span(s, *word)
         text = s[start:end]
         if text == "--":
@@ -337,16 +375,19 @@ def parse_command(tool: CliTool, s: str, words: Words) -> tuple[list[tuple[int, 
             if opt is not None:
                 spans += [(i, *span) for span in _value(s, words, i, opt, value_start, end)]
                 skip = value_start >= end and opt.spaced
+            value = words.get(i + 1) if skip else None
+            if value is not None and _holds_tool(s, value):
+                break  # "-u curl", '-d "curl …"': read as this option's value, and the end of this command
             i += 1 + skip
             continue
         operands.append((i, text))
         i += 1
-        if tool.stop_at_operand:
+        if tool.stop_at_operand or len(operands) == tool.max_operands:
             break
     first = -1
     if tool.subcommand:
         if tuple(text for _, text in operands[:len(tool.subcommand)]) != tool.subcommand:
-            return [], i
+            return []
         first = operands[len(tool.subcommand) - 1][0]
     if tool.operand_password is not None:
         k = tool.operand_password(flags, len(operands))
@@ -354,7 +395,7 @@ def parse_command(tool: CliTool, s: str, words: Words) -> tuple[list[tuple[int, 
             index = operands[k][0]
             span = _secret_span(s, *words.get(index) or (0, 0))
             spans += [(index, *span, PASSWORD)] if span else []
-    return sorted(span[1:] for span in spans if span[0] > first), i
+    return sorted(span[1:] for span in spans if span[0] > first)
 
 
 def _last_break(s: str, lo: int, hi: int) -> int:
@@ -392,7 +433,7 @@ def _cli_searcher(hay: str) -> Searcher[str]:
             if brk >= 0 or o - line_start > _LOOKBACK:
                 line_start, tool = max(brk, o - _LOOKBACK), None
             for m in _TOOL_WORD.finditer(hay, max(scanned, line_start), o):
-                if _tool_of(hay, m) is not None:
+                if _may_name_tool(m.group()) and _tool_of(hay, m) is not None:
                     tool = m
             scanned = o
             if tool is not None and tool.start() > returned:
@@ -426,12 +467,10 @@ def _cli(s: str, m: re.Match[str], floor: int) -> Hit | int:
     if enclosing and s.startswith(enclosing, start):  # an argv list: ["mysql", "-pX"], the name quoted alone
         start, enclosing = start + len(enclosing), ""
         start += s[start:start + 1] == ","
-    words = Words(iter_words(s, start, enclosing), _MAX_WORDS)
-    spans, read = parse_command(tool, s, words)
-    last = words.get(read - 1) if read else None
-    resume = last.end if last is not None else m.end()
-    spans = [span for span in spans if span[0] >= floor]
-    return spans_hit(s, spans, resume=resume) if spans else resume
+    spans = [span for span in parse_command(tool, s, Words(iter_words(s, start, enclosing))) if span[0] >= floor]
+    # Look for the next command from here, not from where reading stopped: a quoted word this command took as
+    # an operand may hold one ('ssh host "mysql -pX"'). Each tool is parsed once (the searcher), so linear.
+    return spans_hit(s, spans, resume=spans[-1][1]) if spans else m.end()
 
 
 CLI_PASSWORD_RULE = Rule("cli_password", _TOOL_WORD, _cli, gate=("-",), searcher=_cli_searcher)

@@ -1,6 +1,6 @@
 """Passwords in prose: "my bank password is X", "the wifi password is: X", "password for the server: X",
 "use X as the password", "set the password to X", the Spanish, German and French forms ("mi contraseña es X",
-"das Passwort lautet X", "le mot de passe est : X"), and PINs ("my pin is 1234", four digits or more).
+"das Passwort lautet X", "Kennwort: X", "le mot de passe est : X"), and PINs ("my pin is 1234", four digits or more).
 
 Only the value goes; the sentence stays. A value that is an ordinary word of the sentence ("the password is
 wrong", "password is not set", "your password is required") is not a password: `PROSE_WORDS` lists the words
@@ -61,23 +61,24 @@ _COPULA = r"(?<![a-z])(?:is|was|ist|war|lautet|es|era|est|était|sera|will be|wo
 # Matched at each occurrence of a stem (`_STEMS`) in the lowercase text.
 _PROSE_RE = re.compile(
     r"(?P<kw>pass(?<!_pass)(?:word|wort|wd|code|phrase)|passe(?<=mot de passe)"  # not <REDACTED_PASSWORD>
-    r"|contrase(?:ña|na|\\u00f1a))(?![a-z0-9_])"
+    r"|contrase(?:ña|na|\\u00f1a)|kennwort)(?![a-z0-9_])"
     r"(?:(?P<qual>[ \t]++(?:for|of|on|at|de|del|de la|du|des|für|fuer|zum|zur|vom|von|pour|para|d')(?![a-z])"
     r"[^\n\r\x00:=.!?;,\"]{0,40}?)?"
     rf"[ \t]*+(?P<cop>[:=][ \t]*+(?:{_COPULA})?|{_COPULA}|(?<![a-z])to(?![a-z]))[ \t]*+"
     rf"(?P<val>{_QUOTED}|[^\s\x00]{{1,128}}+))?"  # optional: "use X as the password" ends at the keyword
 )
-_STEMS = ("pass", "contrase")
+_STEMS = ("pass", "contrase", "kennwort")
 # "use X as the password", "usa X como contraseña", "utilise X comme mot de passe", "nimm X als Passwort":
 # searched backwards from a keyword, in a window that ends where the keyword starts.
+_WORD_START = r"(?:(?<![a-z0-9])|(?<=\\[nrt])|(?<=%[0-9a-f]{2}))"  # a word's start, or right after an escape
 _USE_AS_RE = re.compile(
-    r"(?:use|using|try|usa|usar|utilise|utiliser|utilisez|nimm|nehmt|benutze|verwende)[ \t]++"
+    rf"{_WORD_START}(?:use|using|try|usa|usar|utilise|utiliser|utilisez|nimm|nehmt|benutze|verwende)[ \t]++"
     rf"(?P<val>{_QUOTED}|[^\s\x00]{{1,128}}?)[ \t]++(?:as|como|comme|als)[ \t]++"
     r"(?:[a-zà-ÿ-]{1,20}[ \t]++){0,3}?"  # "the", "my wifi", "el nuevo", "mot de"
     r"\Z"
 )
 _USE_AS_REACH = 160
-_SET_VERB = re.compile(r"\b(?:set|change|changed|reset|update|updated)\b")
+_SET_VERB = re.compile(rf"{_WORD_START}(?:set|change|changed|reset|update|updated)\b")
 _TRAILING = ".,;:!?)]}\"'`"
 _ESCAPES = ("\\n", "\\r", "\\t", '\\"', "\\'", "%20")  # JSON and URL escapes end an unquoted value
 
@@ -132,8 +133,7 @@ def _prose(s: str, m: re.Match[str], floor: int) -> Hit | int | None:
 # digits in the text's shape, the words are checked looking back.
 _PIN_RE = re.compile(rb"9999(?<!99999)9{0,8}+(?!9)")
 _PIN_CONTEXT = re.compile(
-    r"(?:(?<![a-z0-9_])|(?<=\\[nrt])|(?<=%[0-9a-f]{2}))"  # a word's start, or right after an escape
-    r"(?:pin|código pin|code pin)(?:[ -]?(?:code|number|no\.?|nummer))?[ \t]*+"
+    rf"{_WORD_START}(?<!_)(?:pin|código pin|code pin)(?:[ -]?(?:code|number|no\.?|nummer))?[ \t]*+"
     r"(?:[:=][ \t]*+(?:(?:is|was|es|ist|lautet|est)(?![a-z]))?|(?:is|was|es|ist|lautet|est)(?![a-z])[ \t]*+:?)"
     r"[ \t]*+[\"'“]?\Z"
 )
