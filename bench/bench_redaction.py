@@ -4,10 +4,14 @@
 
 (a) `redact_trajectory` per ~4 KB record of ordinary text (target <= ~50 us) and with three secrets in it, and
     collector appends/s at the default durability with and without redaction (target >= 5,000/s on one core).
-(b) `--per-kind` secrets of every kind, built in their real formats, embedded in random text (prose, unicode,
+(b) `--per-kind` secrets of every kind (the issue-20 kinds from bench/redaction_variants.py among them), built
+    in their real formats, embedded in random text (prose, unicode,
     JSON-escaped text, URL-encoded text) across every string field of a record, including nested tool_args
     values and keys, written through `TrajectoryCollector.append`; then every original secret is searched for
     on disk (grep -F over the whole tree, and per record in Python). Target: 0 found.
+
+Detection rates per kind, false positives on ordinary text and the cost against the rules of an earlier commit:
+bench/bench_redaction_coverage.py.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from redaction_variants import VARIANTS
 
 from ghost_agent.privacy.redact import redact_trajectory
 from ghost_agent.trajectories.collector import TrajectoryCollector
@@ -198,12 +203,23 @@ def ipv4(rng: random.Random) -> tuple[str, list[str]]:
     return ip, [ip]
 
 
+def _variant(make: Callable[[random.Random], tuple[str, str]]) -> Callable[[random.Random], tuple[str, list[str]]]:
+    def kind(rng: random.Random) -> tuple[str, list[str]]:
+        text, secret = make(rng)
+        return text, [secret]
+
+    return kind
+
+
 KINDS: dict[str, Callable[[random.Random], tuple[str, list[str]]]] = {
     "openai": openai, "anthropic": anthropic, "stripe": stripe, "slack_token": slack_token,
     "slack_webhook": slack_webhook, "github_classic": github_classic, "github_fine_grained": github_fine_grained,
     "aws_key_id": aws_key_id, "aws_pair": aws_pair, "aws_secret_assignment": aws_secret_assignment,
     "assignment": assignment, "bearer_header": bearer_header, "bearer_jwt": bearer_jwt,
     "url_credentials": url_credentials, "onion": onion, "email": email, "home_path": home_path, "ipv4": ipv4,
+    # issue 20, item 5 (bench/redaction_variants.py); PINs are left out here: four digits are found on disk by
+    # chance (timestamps), so their rate is measured by bench_redaction_coverage.py only
+    **{name: _variant(make) for name, make in VARIANTS.items() if name != "PINs"},
 }
 
 
@@ -342,7 +358,8 @@ def bench_fuzz(base: Path, per_kind: int, seed: int) -> int:
             for kind, needle in owners.get(record["id"], []):
                 if needle.encode() in line or needle in str(record):
                     found_py[kind] += 1
-            for tag in ("API_KEY", "AWS_KEY", "SECRET", "TOKEN", "WEBHOOK", "CREDENTIALS", "ONION", "EMAIL", "IP"):
+            for tag in ("API_KEY", "AWS_KEY", "SECRET", "TOKEN", "WEBHOOK", "CREDENTIALS", "ONION", "EMAIL", "IP",
+                        "CARD", "IBAN", "SSN", "PASSWORD"):
                 placeholders[f"<REDACTED_{tag}>"] += line.count(f"<REDACTED_{tag}>".encode())
             placeholders["<user>"] += line.count(b"/<user>/")
 

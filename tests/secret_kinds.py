@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import random
 import string
+import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -31,8 +32,10 @@ class Secret:
     parts: tuple[str, ...]
 
     def one_line(self) -> str:
-        """`text` fit for an HTTP header (PEM lines joined by spaces)."""
-        return " ".join(self.text.split("\n"))
+        """`text` fit for an HTTP header: PEM lines joined by spaces, accents dropped ("contraseña" ->
+        "contrasena", as typed on a keyboard without them)."""
+        text = " ".join(self.text.split("\n"))
+        return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
 
 
 def _s(rng: random.Random, alphabet: str, n: int) -> str:
@@ -96,6 +99,81 @@ def _telegram(rng: random.Random) -> tuple[str, tuple[str, ...]]:
     return f"{rng.randrange(10**8, 10**10)}:{body}", (body,)
 
 
+def _luhn_digit(body: str) -> str:
+    """The check digit that makes `body` + it Luhn-valid."""
+    total = 0
+    for i, ch in enumerate(reversed(body)):
+        d = int(ch)
+        if i % 2 == 0:
+            d = d * 2 - 9 if d > 4 else d * 2
+        total += d
+    return str(-total % 10)
+
+
+def _card(prefix: str, length: int, groups: tuple[int, ...] = (), sep: str = " ") -> Maker:
+    """A Luhn-valid card number of a real scheme: bare, or printed in `groups` joined by `sep`."""
+
+    def make(rng: random.Random) -> tuple[str, tuple[str, ...]]:
+        body = prefix + "".join(rng.choice(string.digits) for _ in range(length - len(prefix) - 1))
+        number = body + _luhn_digit(body)
+        if groups:
+            cut, out = 0, []
+            for size in groups:
+                out.append(number[cut:cut + size])
+                cut += size
+            number = sep.join(out)
+        return number, (number,)
+
+    return make
+
+
+def _iban(country: str, bban: Callable[[random.Random], str], grouped: bool) -> Maker:
+    """An IBAN with valid check digits (ISO 13616 mod 97), compact or in groups of four."""
+
+    def make(rng: random.Random) -> tuple[str, tuple[str, ...]]:
+        body = bban(rng)
+        numeric = "".join(str(int(c, 36)) for c in body + country + "00")
+        iban = f"{country}{98 - int(numeric) % 97:02d}{body}"
+        if grouped:
+            iban = " ".join(iban[i:i + 4] for i in range(0, len(iban), 4))
+        return iban, (iban,)
+
+    return make
+
+
+def _ssn(rng: random.Random) -> tuple[str, tuple[str, ...]]:
+    area = rng.choice([n for n in range(1, 900) if n != 666])
+    ssn = f"{area:03d}-{rng.randint(1, 99):02d}-{rng.randint(1, 9999):04d}"
+    return rng.choice(["SSN {}", "social security number: {}", "{}"]).format(ssn), (ssn,)
+
+
+def _discord(rng: random.Random) -> tuple[str, tuple[str, ...]]:
+    user_id = str(rng.randint(10**17, 10**19 - 1))
+    head = base64.b64encode(user_id.encode()).decode().rstrip("=")
+    token = f"{head}.{_s(rng, B64URL, 6)}.{_s(rng, B64URL, rng.choice([27, 38]))}"
+    return token, (token,)
+
+
+def _cookies(form: str, names: tuple[str, ...]) -> Maker:
+    """A cookie string in `form` ("Cookie: {}"), each of `names` with a random session-like value."""
+
+    def make(rng: random.Random) -> tuple[str, tuple[str, ...]]:
+        values = tuple(_s(rng, ALNUM, 24) for _ in names)
+        return form.format("; ".join(f"{n}={v}" for n, v in zip(names, values, strict=True))), values
+
+    return make
+
+
+def _password_in(form: str, alphabet: str = ALNUM + "!#%", n: int = 14) -> Maker:
+    """A random password inside `form` (a command line or a sentence)."""
+
+    def make(rng: random.Random) -> tuple[str, tuple[str, ...]]:
+        password = _s(rng, alphabet, n)
+        return form.format(password), (password,)
+
+    return make
+
+
 def _prefixed(prefix: str, alphabet: str, n: int, suffix: str = "") -> Maker:
     def make(rng: random.Random) -> tuple[str, tuple[str, ...]]:
         body = _s(rng, alphabet, n)
@@ -150,6 +228,33 @@ KINDS: dict[str, Maker] = {
     "vault": _prefixed("hvs.", B64URL, 90),
     "telegram_bot": _telegram,
     "age": _prefixed("AGE-SECRET-KEY-1", "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L", 58),
+    # issue 20, item 5: personal data, cookies, bot tokens, passwords on command lines and in prose
+    "card_visa": _card("4", 16),
+    "card_mastercard_spaced": _card("5", 16, (4, 4, 4, 4)),
+    "card_amex_dashed": _card("37", 15, (4, 6, 5), "-"),
+    "card_discover": _card("6011", 16),
+    "iban_de_grouped": _iban("DE", lambda rng: "".join(rng.choice(string.digits) for _ in range(18)), True),
+    "iban_gb_compact": _iban("GB", lambda rng: _s(rng, string.ascii_uppercase, 4)
+                             + "".join(rng.choice(string.digits) for _ in range(14)), False),
+    "us_ssn": _ssn,
+    "discord_bot": _discord,
+    "cookie_header": _cookies("Cookie: {}", ("sessionid", "csrftoken")),
+    "set_cookie": _cookies("Set-Cookie: {}; Path=/; HttpOnly; Secure", ("session",)),
+    "cookie_json": _cookies('{{"Cookie": "{}"}}', ("sid",)),
+    "curl_cookie": _cookies("curl -b '{}' https://example.com/api", ("sid",)),
+    "mysql_cli": _password_in("mysql -u root -p{} app_db"),
+    "sshpass_cli": _password_in("sshpass -p '{}' ssh -p 2222 deploy@build"),
+    "curl_user_cli": _password_in("curl -u admin:{} https://api.example.com/v1"),
+    "redis_cli": _password_in("redis-cli -h cache -a {} ping"),
+    "smbclient_cli": _password_in("smbclient //fs/share -U admin%{}"),
+    "htpasswd_cli": _password_in("htpasswd -b /etc/nginx/.htpasswd alice {}"),
+    "prose_password": _password_in("my bank password is {}"),
+    "prose_wifi_password": _password_in("the wifi password is: {}"),
+    "prose_use_as_password": _password_in("use {} as the password"),
+    "prose_password_es": _password_in("mi contraseña es {}"),
+    "prose_password_de": _password_in("das Passwort lautet {}"),
+    "prose_password_fr": _password_in("le mot de passe est : {}"),
+    "prose_pin": _password_in("my PIN is {}", string.digits, 8),
 }
 
 

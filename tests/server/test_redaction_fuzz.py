@@ -1,4 +1,4 @@
-"""No secret reaches the disk: 36 secret kinds x 15 fields = 540 cases through the real daemon, 0 hits allowed.
+"""No secret reaches the disk: 61 secret kinds x 24 fields = 1464 cases through the real daemon, 0 hits allowed.
 
 The daemon runs under uvicorn on a loopback port in front of the scripted fake upstream (also on loopback), with
 the real sandbox, trajectory store, lesson store and JSON log (at debug level). For every kind in
@@ -12,10 +12,16 @@ model controls:
             the program decodes the secret from hex, so the arguments never hold it), the final reply, the
             verifier's note
 
-The turn fails a step and recovers, and the verifier confirms it, so a lesson is written too. Afterwards every
-file under GHOST_HOME (contents and names of files and directories, the log included) is searched for each
-secret whole and for every aligned 16-character window of it (`grep -F`): the test fails on any hit and names
-the kind and field.
+and the other paths carry one each: a streamed fast-path turn (the client sends tools, so the router forwards
+it) with the secret in the user message, in the upstream's streamed reply and in its streamed tool-call
+arguments (both cut into 5-character chunks); a legacy `/v1/completions` request, plain and streamed, with
+the secret in the prompt and in the upstream's text; `/v1/embeddings` with the secret in the input; and an
+upstream error whose message holds the secret (logged by the daemon).
+
+The agent turn fails a step and recovers, and the verifier confirms it, so a lesson is written too. Afterwards
+every file under GHOST_HOME (contents and names of files and directories, the log included) is searched for
+each secret whole and for every aligned 16-character window of it (`grep -F`): the test fails on any hit and
+names the kind and field.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ import httpx
 import pytest
 
 from ghost_agent.home import GhostHome
-from ghost_agent.llm.scripted import ScriptedBackend, ScriptedReply
+from ghost_agent.llm.scripted import ScriptedBackend, ScriptedReply, tool_call
 from ghost_agent.sandbox.detect import get_sandbox
 from ghost_agent.settings import Settings
 from ghost_agent.trajectories.collector import TrajectoryCollector
@@ -42,7 +48,11 @@ FIELDS = (
     "session_header", "request_id_header", "user_field", "metadata", "system_message", "assistant_message",
     "client_tool_call_args", "tool_message", "user_message", "user_field_as_session", "agent_tool_args",
     "tool_output_stderr", "tool_output_stdout", "model_reply", "verifier_note",
+    "fast_stream_user_message", "fast_stream_reply", "fast_stream_tool_call_args", "completion_prompt",
+    "completion_reply", "completion_stream_prompt", "completion_stream_reply", "embedding_input", "upstream_error",
 )
+TOOLS = [{"type": "function", "function": {"name": "lookup", "description": "Look a value up.",
+                                           "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}}]
 
 
 async def test_client_ids_holding_a_secret_are_replaced_everywhere(tmp_path: Path) -> None:
@@ -67,7 +77,7 @@ async def test_client_ids_holding_a_secret_are_replaced_everywhere(tmp_path: Pat
 
 
 def test_catalogue_size() -> None:
-    assert (len(KINDS), len(FIELDS)) == (36, 15)  # the figures in the module docstring
+    assert (len(KINDS), len(FIELDS)) == (61, 24)  # the figures in the module docstring
 
 
 @pytest.fixture(scope="module")
@@ -122,6 +132,26 @@ def _turns(secrets: dict[str, Secret]) -> tuple[dict[str, Any], dict[str, Any], 
     return first, second, script
 
 
+def _other_paths(secrets: dict[str, Secret]) -> list[tuple[str, dict[str, Any], int, list[ScriptedReply]]]:
+    """The fast-path, legacy-completion and embedding requests of one kind, in the order they are sent:
+    (path, kwargs for httpx, expected status, what the upstream is scripted to answer)."""
+    s = {field: secret.text for field, secret in secrets.items()}
+    fast_reply = ScriptedReply(content=f"Found:\n{s['fast_stream_reply']}", chunk_size=5,
+                               tool_calls=[tool_call("lookup", json.dumps({"q": s["fast_stream_tool_call_args"]}))])
+    return [
+        ("/v1/chat/completions", {"json": {"model": "m", "stream": True, "tools": TOOLS, "messages": [
+            {"role": "user", "content": f"look this up:\n{s['fast_stream_user_message']}"}]}}, 200, [fast_reply]),
+        ("/v1/completions", {"json": {"model": "m", "prompt": f"Continue:\n{s['completion_prompt']}"}}, 200,
+         [ScriptedReply(content=f" and then {s['completion_reply']}")]),
+        ("/v1/completions", {"json": {"model": "m", "stream": True,
+                                      "prompt": f"Continue:\n{s['completion_stream_prompt']}"}}, 200,
+         [ScriptedReply(content=f" and then {s['completion_stream_reply']}", chunk_size=5)]),
+        ("/v1/embeddings", {"json": {"model": "m", "input": [f"index {s['embedding_input']}"]}}, 200, []),
+        ("/v1/embeddings", {"json": {"model": "m", "input": "hello"}}, 400,
+         [ScriptedReply(error=(400, f"invalid input, see {s['upstream_error']}"))]),
+    ]
+
+
 def _grep(root: Path, owners: dict[str, tuple[str, str]], work: Path) -> list[tuple[str, str, str]]:
     """(kind, field, where) for every needle found in a file's contents or in a file or directory name."""
     patterns = work / "needles.txt"
@@ -144,7 +174,7 @@ def _grep(root: Path, owners: dict[str, tuple[str, str]], work: Path) -> list[tu
 def test_no_secret_of_any_kind_in_any_field_reaches_ghost_home(
     tmp_path: Path, upstream: tuple[str, ScriptedBackend]
 ) -> None:
-    """36 kinds x 15 fields = 540 secrets through the daemon; grep of the whole GHOST_HOME and its log: 0 hits."""
+    """61 kinds x 24 fields = 1464 secrets through the daemon; grep of the whole GHOST_HOME and its log: 0 hits."""
     url, llm = upstream
     settings: Settings = make_settings(
         tmp_path, router="always-agent", agent_strategy="action-loop", mcts=False, upstream_url=url,
@@ -157,10 +187,10 @@ def test_no_secret_of_any_kind_in_any_field_reaches_ghost_home(
         secrets = {field: make_secret(kind, rng) for field in FIELDS}
         for field, secret in secrets.items():
             owners.update((needle, (kind, field)) for needle in needles(secret.parts))
-        plan.append((kind, secrets, *_turns(secrets)))
+        plan.append((kind, secrets, *_turns(secrets), _other_paths(secrets)))
 
     with daemon_on_port(settings) as base, httpx.Client(base_url=base, timeout=60, trust_env=False) as client:
-        for kind, secrets, first, second, script in plan:
+        for kind, secrets, first, second, script, others in plan:
             llm.enqueue(*script)
             for request in (first, second):
                 response = client.post("/v1/chat/completions", **request)
@@ -171,13 +201,26 @@ def test_no_secret_of_any_kind_in_any_field_reaches_ghost_home(
             seen = json.dumps([r["messages"] for r in llm.requests[-5:]])
             for field in ("system_message", "tool_message", "user_message", "tool_output_stdout"):
                 assert all(part in seen for part in secrets[field].parts), (kind, field)
+            for path, request, status, replies in others:
+                llm.enqueue(*replies)
+                response = client.post(path, **request)
+                assert response.status_code == status, (kind, path, response.text)
+                if request["json"].get("stream"):
+                    assert response.text.rstrip().endswith("data: [DONE]"), (kind, path)
+            assert llm.pending == 0, kind
+            seen = json.dumps(llm.requests[-5:], ensure_ascii=False)
+            for field in ("fast_stream_user_message", "completion_prompt", "completion_stream_prompt",
+                          "embedding_input"):
+                assert all(part in seen for part in secrets[field].parts), (kind, field)
 
     home = GhostHome(settings.home)
     with TrajectoryCollector(home.trajectories) as collector:
         records = list(collector.iter_trajectories())
-    assert len(records) == 2 * len(KINDS)
+    assert len(records) == 3 * len(KINDS)  # the agent turn, the `user`-as-session turn, the fast path
     agent_turns = [r for r in records if len(r.steps) == 2]
     assert len(agent_turns) == len(KINDS)
+    assert sum((r.router or {}).get("decision") == "fast" and (r.router or {}).get("reason") == "client_tools"
+               for r in records) == len(KINDS)
     assert all([s.ok for s in r.steps] == [False, True] for r in agent_turns)  # the tools really ran
     assert home.log_file.stat().st_size > 0
 

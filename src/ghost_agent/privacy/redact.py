@@ -11,10 +11,17 @@ Each kind of secret is replaced by a typed placeholder; the text around it is ke
     AWS access key ids                                  <REDACTED_AWS_KEY>
     AWS secrets, `password=…`-style assignments,        <REDACTED_SECRET>
       Azure AccountKey= / SAS sig= / AD client secrets
-    JWTs, OAuth/Vault tokens, `Authorization: …` values <REDACTED_TOKEN>
+    JWTs, OAuth/Vault tokens, `Authorization: …` values, <REDACTED_TOKEN>
+      Discord bot tokens, cookie values (`Cookie:`,
+      `Set-Cookie:`, `{"Cookie": …}`, curl -b)
+    passwords on command lines (`mysql -pX`, `curl -u   <REDACTED_PASSWORD>
+      u:X`, …: `rules_cli.TOOLS`) and in prose ("my
+      password is X", es/de/fr), PINs ("pin is 1234")
     Slack webhook URLs                                  <REDACTED_WEBHOOK>
     `scheme://user:pass@`, `scheme://<token>@`          scheme://<REDACTED_CREDENTIALS>@
     `.onion` hosts, emails, non-loopback IPv4           <REDACTED_ONION>, <REDACTED_EMAIL>, <REDACTED_IP>
+    payment cards (issuer prefix, length, Luhn), IBANs  <REDACTED_CARD>, <REDACTED_IBAN>, <REDACTED_SSN>
+      (country length, mod 97), US SSNs
     `/home/<name>/…`, `/Users/<name>/…`                 /home/<user>/…, /Users/<user>/…
 
 The full list, with what is deliberately left alone, is in docs/privacy.md. Ids a client chooses become paths
@@ -23,17 +30,18 @@ configured URL is shown.
 
 Contract: idempotent (placeholders match no rule, and a pass repeats until nothing changes), order-preserving,
 linear time (patterns start with a literal, repeats are possessive or bounded, a rejected candidate never
-makes the scan go back far), inputs never mutated. Order of the rules: private key blocks first (their base64
-body holds fragments other rules would cut), then AWS (it pairs an id with the secret after it, so it must see
-the id untouched), then context rules (URL credentials, headers, assignments), so a value is removed whole even
-where a shape rule would recognise only part of it, then shape rules (`sk-…`, `ghp_…`, JWTs, the vendor table),
-then personal data.
+makes the scan go back far, a command line is read once), inputs never mutated. Order of the rules
+(`redact_rules.RULES`): private key blocks first (their base64 body holds fragments other rules would cut), then
+AWS (it pairs an id with the secret after it, so it must see the id untouched), then context rules (URL
+credentials, headers, cookies, command lines, assignments, prose), so a value is removed whole even where a
+shape rule would recognise only part of it, then shape rules (`sk-…`, `ghp_…`, JWTs, the vendor table), then
+personal data.
 
 Speed: a record's strings are joined by a separator that every rule treats as a boundary and redacted as one
 text (per-call costs dominate short strings); every rule is gated by a single rare character (memchr speed)
-or a literal, and has a literal prefix for sre's fast scan; vendor prefixes sharing a separator are found by
-one search. An ordinary 4 KB record costs about a third more CPU than with the 14 kinds of the first rule set
-(about 50 us then; bench/bench_redaction.py).
+or a literal, and has a literal prefix for sre's fast scan (digit runs get one in the text's shape, where every
+digit is "9"); vendor prefixes sharing a separator are found by one search. Costs per ordinary ~4 KB record:
+bench/bench_redaction.py and bench/bench_redaction_coverage.py (old and new rules side by side).
 """
 
 from __future__ import annotations
@@ -47,35 +55,49 @@ import re
 import secrets
 import uuid
 from collections.abc import Iterator, MutableMapping
-from typing import Any
+from typing import Any, Final
 
-from ghost_agent.privacy.redact_rules import (  # noqa: F401 - re-exported: the public names live here
+from ghost_agent.privacy.placeholders import (
     API_KEY,
     AWS_KEY,
+    CARD,
     CREDENTIALS,
     EMAIL,
+    IBAN,
     IP,
-    MAX_DEPTH,
-    MAX_PASSES,
     ONION,
+    PASSWORD,
     PRIVATE_KEY,
-    PROTECTED_FIELDS,
-    RECORD_SEP,
     SECRET,
+    SSN,
     TOKEN,
     TOO_DEEP,
     USER,
-    USER_CONTENT_KEYS,
     WEBHOOK,
-    is_inert_value,
-    redact_text,
 )
+from ghost_agent.privacy.redact_rules import MAX_PASSES, redact_text
+from ghost_agent.privacy.rule import RECORD_SEP, is_inert_value
+
+MAX_DEPTH: Final = 100  # containers nested deeper are replaced whole: JSON never nests this deep, cycles do
+# Generated ids and enums, never content. `session_id` is NOT here: clients choose it (it can be an email),
+# and a real id (hex, "default") comes out of redaction unchanged anyway.
+PROTECTED_FIELDS: Final = frozenset({"id", "ts", "schema", "outcome", "source"})
+# Log fields that can carry user or upstream content (the `request` event's `error` carries upstream messages).
+USER_CONTENT_KEYS: Final = frozenset({
+    "user_request", "content", "messages", "prompt", "error", "detail", "final_response", "query", "args",
+    "tool_args", "result_preview", "exception", "message", "text", "body", "response", "output", "stdout",
+    "stderr", "command", "url", "reason", "failure_reason", "description",
+})
 
 # --- structures ----------------------------------------------------------------------------------------
 
 _SECRET_KEY_PARTS = ("apikey", "secret", "password", "passwd", "passphrase", "privatekey", "authorization",
                      "accesstoken", "authtoken", "refreshtoken", "sessiontoken", "idtoken", "bottoken",
-                     "oauthtoken", "apitoken", "cookie")
+                     "oauthtoken", "apitoken", "cookie", "passwort", "kennwort", "contrasena", "contraseña",
+                     "motdepasse", "passcode")
+# Whole key names only: as parts they would hit ordinary keys ("spin", "mapping", "descvv").
+_SECRET_KEY_NAMES = frozenset({"token", "pin", "pincode", "pinnumber", "cvv", "cvv2", "cvc", "cvc2", "ssn",
+                               "cardnumber", "creditcard", "creditcardnumber", "ccnumber"})
 _SECRET_NAME, _DIRTY = 1, 2  # _DIRTY: the key text itself has something to redact
 _KEY_FLAGS: dict[str, int] = {}  # keys repeat across records; grows to a bound, never changes an entry
 _KEY_FLAGS_MAX = 8192
@@ -87,7 +109,7 @@ def _key_flags(key: str) -> int:
     flags = _KEY_FLAGS.get(key)
     if flags is None:
         norm = "".join(c for c in key.lower() if c.isalnum())
-        secret = norm == "token" or any(part in norm for part in _SECRET_KEY_PARTS)
+        secret = norm in _SECRET_KEY_NAMES or any(part in norm for part in _SECRET_KEY_PARTS)
         flags = (_SECRET_NAME if secret else 0) | (_DIRTY if redact_text(key) is not key else 0)
         if len(_KEY_FLAGS) < _KEY_FLAGS_MAX and len(key) <= 256:  # field names, not data used as keys
             _KEY_FLAGS[key] = flags
@@ -336,7 +358,8 @@ def request_id(value: str, *, max_len: int = 64) -> str:
 
 
 __all__ = [
-    "API_KEY", "AWS_KEY", "CREDENTIALS", "EMAIL", "IP", "MAX_DEPTH", "MAX_PASSES", "ONION", "PRIVATE_KEY",
-    "PROTECTED_FIELDS", "SECRET", "TOKEN", "TOO_DEEP", "USER", "USER_CONTENT_KEYS", "WEBHOOK", "is_secret_key",
+    "API_KEY", "AWS_KEY", "CARD", "CREDENTIALS", "EMAIL", "IBAN", "IP", "MAX_DEPTH", "MAX_PASSES", "ONION", "PASSWORD",
+    "PRIVATE_KEY", "PROTECTED_FIELDS", "SECRET", "SSN", "TOKEN", "TOO_DEEP", "USER", "USER_CONTENT_KEYS", "WEBHOOK",
+    "is_secret_key",
     "redact_event", "redact_obj", "redact_text", "redact_trajectory", "redact_url", "request_id", "session_key",
 ]

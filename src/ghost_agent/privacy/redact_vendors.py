@@ -1,11 +1,11 @@
 """Vendor token formats: secrets recognisable by a fixed prefix and the shape of what follows it.
 
-Data only; `privacy.redact_rules` compiles each entry into a rule (the prefix doubles as the rule's literal
+Data only; `privacy.rules_shapes` compiles each entry into a rule (the prefix doubles as the rule's literal
 gate and, through a lookbehind, as its left boundary: a prefix glued to a word is not a token). The formats
 follow the public rules of well-kept secret scanners (gitleaks, GitHub secret scanning) and the vendors' own
 documentation; they were written here by hand, nothing is fetched at run time. Shapes with no prefix of their
 own (Telegram, Azure AD client secrets) and the multi-part ones (PEM blocks, JWTs) live in
-`redact_rules` with handlers that look around the anchor.
+`rules_shapes` with handlers that look around the anchor.
 
 A `check` rejects candidates that have the right shape but not a random body (identifiers such as
 `hf_hub_download_helper_for_tests_only` or `npm_config_cache`): real tokens are generated, so they mix
