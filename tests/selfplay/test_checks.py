@@ -23,3 +23,15 @@ def test_bash_checks_find_awk_in_the_sandbox(sandbox: SandboxBackend) -> None:  
     assert check.score("```bash\nawk -F, '{ s += $2 } END { print s }' t.csv\n```", env).score == 1.0
     piped = "```bash\ncut -d, -f2 t.csv | xargs -n1 echo | bash -c \"awk '{ s += \\$1 } END { print s }'\"\n```"
     assert check.score(piped, env).score == 1.0  # a child bash sees it too
+
+
+def test_sql_rows_compare_numbers_by_value(sandbox: SandboxBackend) -> None:  # noqa: F811
+    from ghost_agent.selfplay.checks import SqlRows
+
+    env = CheckEnv(sandbox=sandbox, files={"setup.sql": "CREATE TABLE t (n INT, x REAL);\n"
+                                                        "INSERT INTO t VALUES (3, 1.5), (4, 2.0);\n"})
+    check = SqlRows(expected_rows=((3, 1.5), (4, 2)), ordered=True)
+    assert check.score("```sql\nSELECT n, x FROM t ORDER BY n\n```", env).score == 1.0
+    assert check.score("```sql\nSELECT n * 1.0, x FROM t ORDER BY n\n```", env).score == 1.0  # 3.0 is 3
+    assert check.score("```sql\nSELECT n, x FROM t ORDER BY n DESC\n```", env).score == 0.0  # order counts
+    assert check.score("SELECT n + 1, x FROM t ORDER BY n", env).score == 0.0

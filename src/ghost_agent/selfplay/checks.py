@@ -314,7 +314,8 @@ print(json.dumps([[round(v, 6) if isinstance(v, float) else v for v in row] for 
 @dataclass(frozen=True)
 class SqlRows:
     """The reply's query (one statement), run by SQLite on the database that `setup_file` (SQL, among the
-    task's files) builds, returns `expected_rows` (in order when `ordered`; floats to 6 places)."""
+    task's files) builds, returns `expected_rows` (in order when `ordered`; numbers compared as floats to 6
+    places, so an integer column read back as 3.0 still matches)."""
 
     expected_rows: tuple[tuple[Any, ...], ...]
     ordered: bool = False
@@ -328,8 +329,8 @@ class SqlRows:
         result, _ = env.run("python", _SQL_HARNESS.format(setup=self.setup_file, query=query))
         if not result.ok:
             return Verdict(0.0, _failure(result))
-        rows = [tuple(r) for r in json.loads(result.stdout)]
-        want = [tuple(round(v, 6) if isinstance(v, float) else v for v in r) for r in self.expected_rows]
+        rows = [_sql_row(r) for r in json.loads(result.stdout)]
+        want = [_sql_row(r) for r in self.expected_rows]
         same = rows == want if self.ordered else sorted(map(repr, rows)) == sorted(map(repr, want))
         if same:
             return Verdict(1.0, f"{len(rows)} rows match")
@@ -337,6 +338,11 @@ class SqlRows:
 
     def to_dict(self) -> JSON:
         return {"kind": self.kind, **asdict(self)}
+
+
+def _sql_row(row: Any) -> tuple[Any, ...]:
+    """A row as compared: every number a float to 6 places (SQLite's 3 and 3.0 are the same answer)."""
+    return tuple(round(float(v), 6) if isinstance(v, (int, float)) and not isinstance(v, bool) else v for v in row)
 
 
 _REGEX_HARNESS = """
