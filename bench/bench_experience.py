@@ -135,15 +135,10 @@ async def run(args: argparse.Namespace, home: Path) -> dict[str, Any]:
     practised = [n for n in names if n not in args.holdout] or names
     evaluated = [n for n in names if n in args.holdout] if args.holdout_only else names
     async with app.router.lifespan_context(app):
-        await asyncio.wait_for(ctx.backend_ready.wait(), timeout=900)
-        if ctx.backend_error:
-            raise SystemExit(f"the backend did not start: {ctx.backend_error}")
-        deadline = time.monotonic() + 60
-        while ctx.sandbox_backend is None and ctx.sandbox_error is None and time.monotonic() < deadline:
-            await asyncio.sleep(0.05)
-        sandbox = ctx.sandbox_backend
-        if sandbox is None:
-            raise SystemExit(f"no sandbox: {ctx.sandbox_error}")
+        try:
+            sandbox = await ctx.ready_to_practise(backend_timeout_s=900)
+        except RuntimeError as exc:
+            raise SystemExit(str(exc)) from None
         filled_path = home / "bench" / "filled.sqlite3"
         filled = ExperienceBank(filled_path)
         empty = ExperienceBank(home / "bench" / "empty.sqlite3")

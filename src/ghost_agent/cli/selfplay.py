@@ -115,15 +115,7 @@ async def _practise(settings: Settings, args: argparse.Namespace, attempts: int,
     app = build_app(settings)
     ctx = app.state.ctx
     async with app.router.lifespan_context(app):
-        await asyncio.wait_for(ctx.backend_ready.wait(), timeout=600)
-        if ctx.backend_error:
-            raise RuntimeError(f"the backend did not start: {ctx.backend_error}")
-        deadline = time.monotonic() + 60
-        while ctx.sandbox_backend is None and ctx.sandbox_error is None and time.monotonic() < deadline:
-            await asyncio.sleep(0.05)
-        sandbox = ctx.sandbox_backend
-        if sandbox is None:
-            raise RuntimeError(f"no sandbox to grade code in: {ctx.sandbox_error or 'the probe did not finish'}")
+        sandbox = await ctx.ready_to_practise(backend_timeout_s=600)
         tracker = FrontierTracker(ctx.home.frontier)
         rng = random.Random(args.seed)
         return await practise(

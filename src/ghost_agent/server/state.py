@@ -127,6 +127,20 @@ class AppContext:
         """The sandbox code runs in (None until probed, or when none may run)."""
         return self.agent_services.sandbox
 
+    async def ready_to_practise(self, backend_timeout_s: float, sandbox_timeout_s: float = 60.0) -> SandboxBackend:
+        """Wait until the backend has started and the sandbox probe has finished (self-play outside the
+        watchdog: `selfplay run`, the benches); the sandbox, or RuntimeError saying what is missing."""
+        await asyncio.wait_for(self.backend_ready.wait(), timeout=backend_timeout_s)
+        if self.backend_error:
+            raise RuntimeError(f"the backend did not start: {self.backend_error}")
+        deadline = time.monotonic() + sandbox_timeout_s
+        while self.sandbox_backend is None and self.sandbox_error is None and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        sandbox = self.sandbox_backend
+        if sandbox is None:
+            raise RuntimeError(f"no sandbox to grade code in: {self.sandbox_error or 'the probe did not finish'}")
+        return sandbox
+
     async def practice_turn(
         self, prompt: str, *, session_id: str, files: dict[str, str], grade: Grader, show_examples: bool = True
     ) -> PracticeTurn:
