@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from ghost_agent.settings import Settings, SettingsError, arg_type, load_settings
+from ghost_agent.settings import FIELDS, Settings, SettingsError, arg_type, load_settings
 
 
 def positive_float(raw: str) -> float:
@@ -51,4 +51,14 @@ def cli_settings(args: argparse.Namespace, parser: argparse.ArgumentParser) -> S
         parser.error(str(exc))
 
 
-__all__ = ["cli_settings", "home_config_overrides", "home_config_parent", "positive_float", "positive_int"]
+def settings_from_flags(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Settings:
+    """Settings from every settings flag given (`serve`'s flags), env and config; a bad value is a usage error."""
+    given = {k: v for k, v in vars(args).items() if k in FIELDS and v is not None}
+    try:
+        return load_settings(cli=given)
+    except SettingsError as exc:
+        parser.error(str(exc))
+
+
+__all__ = ["cli_settings", "home_config_overrides", "home_config_parent", "positive_float", "positive_int",
+           "settings_from_flags"]

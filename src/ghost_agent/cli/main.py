@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ghost_agent import __version__, _env  # noqa: F401 - _env applies the telemetry opt-outs at import
-from ghost_agent.settings import FIELDS, Settings, SettingsError, arg_type, env_name, field_type, load_settings
+from ghost_agent.cli.args import settings_from_flags
+from ghost_agent.settings import FIELDS, SettingsError, arg_type, env_name, field_type
 
 # Flags whose names differ from their field.
 _FLAG_NAMES = {"home": "--home", "config": "--config"}
@@ -116,18 +117,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _settings_from(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Settings:
-    given = {k: v for k, v in vars(args).items() if k in FIELDS and v is not None}
-    try:
-        return load_settings(cli=given)
-    except SettingsError as exc:
-        parser.error(str(exc))
-        raise  # pragma: no cover - parser.error exits
-
-
 def cmd_serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """Run the daemon until SIGTERM/SIGINT."""
-    settings = _settings_from(args, parser)
+    settings = settings_from_flags(args, parser)
     from ghost_agent.server.runner import serve
 
     return serve(settings)
@@ -135,7 +127,7 @@ def cmd_serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
 def cmd_logs(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """Print the log, filtered, optionally following it."""
-    settings = _settings_from(args, parser)
+    settings = settings_from_flags(args, parser)
     from ghost_agent.cli.logs import parse_duration, show_logs
     from ghost_agent.home import GhostHome
 
@@ -150,7 +142,7 @@ def cmd_logs(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
 def cmd_doctor(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """Check the installation."""
-    settings = _settings_from(args, parser)
+    settings = settings_from_flags(args, parser)
     from ghost_agent.cli.doctor import run_doctor
 
     return run_doctor(settings, full_hash=args.full_hash)

@@ -17,12 +17,12 @@ import sys
 import time
 from typing import IO, Any
 
-from ghost_agent.cli.args import cli_settings, home_config_parent
+from ghost_agent.cli.args import cli_settings, home_config_parent, settings_from_flags
 from ghost_agent.home import GhostHome
 from ghost_agent.jsonsafe import JSON
 from ghost_agent.selfplay.practice import Attempt, PassReport
 from ghost_agent.selfplay.task import CLUSTERS
-from ghost_agent.settings import FIELDS, Settings, SettingsError, load_settings
+from ghost_agent.settings import Settings
 
 
 def add_subparser(sub: Any, add_settings_flags: Any) -> argparse.ArgumentParser:
@@ -86,11 +86,7 @@ class AttemptProgress:
 
 
 def _run(args: argparse.Namespace, parser: argparse.ArgumentParser, out: IO[str], err: IO[str]) -> int:
-    given = {k: v for k, v in vars(args).items() if k in FIELDS and v is not None}
-    try:
-        settings = load_settings(cli=given)
-    except SettingsError as exc:
-        parser.error(str(exc))
+    settings = settings_from_flags(args, parser)
     if args.n < 1:
         parser.error("--n must be at least 1")
     attempts = args.attempts or settings.learning.selfplay_attempts

@@ -134,7 +134,8 @@ def _recorded(step: Step) -> tuple[Any, Any]:
     return recorded.get("pending_count", 0), recorded.get("plan_depth", 0)
 
 
-def _action(step: Step) -> ActionCandidate:
+def step_action(step: Step) -> ActionCandidate:
+    """The action a recorded step took, as the PRM scores it (malformed fields read as empty)."""
     description = step.description if isinstance(step.description, str) else ""
     return ActionCandidate(description=description, tool_name=_tool(step), tool_args=step.tool_args)
 
@@ -209,7 +210,7 @@ def iter_step_samples(
         for i, (step, value) in enumerate(zip(traj.steps, labels, strict=True)):
             yield StepSample(
                 state=prefix.state_before(step),
-                action=_action(step),
+                action=step_action(step),
                 value=value,
                 binary=1 if value >= threshold else 0,
                 trajectory_id=str(traj.id),
@@ -229,5 +230,6 @@ __all__ = [
     "derive_step_labels",
     "iter_step_samples",
     "reconstruct_state",
+    "step_action",
     "terminal_value",
 ]

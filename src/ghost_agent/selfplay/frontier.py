@@ -31,8 +31,7 @@ import orjson
 from ghost_agent.atomic import atomic_write_bytes
 from ghost_agent.jsonsafe import JSON
 from ghost_agent.logging import get_logger
-from ghost_agent.prm.features import ActionCandidate
-from ghost_agent.prm.labels import reconstruct_state
+from ghost_agent.prm.labels import reconstruct_state, step_action
 from ghost_agent.prm.scorer import PRMScorer
 from ghost_agent.selfplay.frontier_selection import cluster_weights, compute_cluster_uncertainty, pick_weighted
 from ghost_agent.selfplay.task import DIFFICULTIES
@@ -228,10 +227,7 @@ def cluster_evidence(
             continue
         counts[cluster] += 1
         for i, step in enumerate(traj.steps):
-            action = ActionCandidate(description=step.description if isinstance(step.description, str) else "",
-                                     tool_name=step.tool_name if isinstance(step.tool_name, str) else None,
-                                     tool_args=step.tool_args)
-            pairs[cluster].append((reconstruct_state(traj, i), action))
+            pairs[cluster].append((reconstruct_state(traj, i), step_action(step)))
         del pairs[cluster][: -per_cluster]
     return counts, pairs
 
