@@ -30,9 +30,10 @@ from ghost_agent.logging import get_logger
 from ghost_agent.sandbox.base import SandboxBackend
 from ghost_agent.selfplay.checks import CheckEnv, validate
 from ghost_agent.selfplay.experience import ExperienceBank
-from ghost_agent.selfplay.frontier import FrontierTracker, Pick, choose
+from ghost_agent.selfplay.frontier import FrontierTracker, Pick, choose, cluster_evidence, engaged
 from ghost_agent.selfplay.task import Task, generate
 from ghost_agent.selfplay.templates import by_cluster, find
+from ghost_agent.trajectories.collector import TrajectoryCollector
 
 log = get_logger("selfplay")
 
@@ -156,10 +157,14 @@ async def practise(
     if not templates:
         raise ValueError(f"no templates for cluster {cluster!r}")
     report = PassReport()
+    # The store is read once per pass, off the event loop (a big home is a long scan), not once per pick.
+    evidence = None
+    if frontier and isinstance(collector, TrajectoryCollector) and engaged(scorer, collector):
+        evidence = await asyncio.to_thread(cluster_evidence, collector.iter_trajectories(), templates)
     for _ in range(tasks):
         check_yield()
         pick = choose(tracker, rng, templates, scorer=scorer, collector=collector, frontier=frontier,
-                      uniform_prob=uniform_prob)
+                      uniform_prob=uniform_prob, evidence=evidence)
         if pick is None:
             log.info("selfplay_nothing_left", saturated=tracker.list_saturated_clusters())
             break
