@@ -31,10 +31,11 @@ def test_run_then_stats(tmp_path: Path, sandbox: SandboxBackend, capsys: pytest.
     home = tmp_path / "home"
     with serve_in_thread(FakeOpenAIServer(upstream)) as url:
         code = main(["selfplay", "run", "--home", str(home), "--upstream-url", url, "--router", "always-fast",
-                     "--cluster", "data_analysis", "--n", "1", "--attempts", "2", "--seed", "3", "--no-progress",
-                     "--no-watchdog"])
+                     "--cluster", "data_analysis", "--n", "1", "--attempts", "2", "--seed", "3", "--no-progress"])
     out = capsys.readouterr().out
     assert code == 0
+    log = (home / "system" / "logs" / "ghost.jsonl").read_text()
+    assert "selfplay_attempt" in log and "watchdog_started" not in log  # practice is all that uses the model
     assert "1/2 attempts passed over 1 tasks" in out and "data_analysis" in out
     trajs = list(TrajectoryCollector(home / "system" / "trajectories").iter_trajectories())
     assert sorted(t.outcome.value for t in trajs) == ["failed", "passed"]

@@ -86,6 +86,9 @@ class AttemptProgress:
 
 
 def _run(args: argparse.Namespace, parser: argparse.ArgumentParser, out: IO[str], err: IO[str]) -> int:
+    # A practice run is one pass in the foreground: the watchdog's idle phases (reflection, retrain, its own
+    # self-play pass) would compete with it for the model, since practice turns never move the activity clock.
+    args.watchdog = False
     settings = settings_from_flags(args, parser)
     if args.n < 1:
         parser.error("--n must be at least 1")
