@@ -3,11 +3,14 @@
     python bench/bench_agent_vs_direct.py --suite humaneval --limit 40 --interleave
     python bench/bench_agent_vs_direct.py --suite wordproblems everyday workspace_data
     python bench/bench_agent_vs_direct.py --suite everyday --agent-args check_model_tests=0 --only agent
+    python bench/bench_agent_vs_direct.py --suite everyday --only agent --interleave --bank BANK.sqlite3
 
 Both sides go through the daemon app in-process on the real embedded Qwen2.5-Coder-1.5B (greedy unless a
 task says otherwise): "direct" forces the fast path (one model call, the client's messages as they are),
 "agent" forces the agent turn with the shipped defaults unless `--agent-args` overrides them. Every reply is
-graded by the suite's deterministic verifier (code runs in our sandbox). Printed per suite: pass rates and wall
+graded by the suite's deterministic verifier (code runs in our sandbox). `--bank PATH` adds a side,
+"agent+bank": the agent turn with a copy of that experience bank (a self-play run's) in its home, so the worked
+examples it shows can be judged by what they do to ordinary requests. Printed per suite: pass rates and wall
 times both ways, the ratio, internal-text leaks, `Answer:`-line compliance where the suite asks for one, and a
 per-problem table (pass each way, what the agent did: its sandbox runs, model calls and tokens, from the
 trajectory) so wins and losses are explained, not only counted. `--json PATH` saves everything. Slow: minutes
@@ -21,6 +24,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import shutil
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -37,6 +41,7 @@ from ghost_agent.eval.suites import SUITES, load_suite
 from ghost_agent.eval.task import EvalTask, SuiteResult
 from ghost_agent.home import GhostHome
 from ghost_agent.sandbox.detect import get_sandbox
+from ghost_agent.selfplay.experience import ExperienceBank
 from ghost_agent.server import build_app
 from ghost_agent.settings import Settings, coerce
 from ghost_agent.trajectories.collector import TrajectoryCollector
@@ -74,8 +79,8 @@ async def run_side(side: Side, suites: list[tuple[str, list[EvalTask]]], timeout
 
 
 async def run_interleaved(sides: list[Side], suites: list[tuple[str, list[EvalTask]]], timeout: float) -> None:
-    """Both daemons up at once (two model instances, used one at a time): each task runs direct, then agent,
-    so a slow stretch of a shared machine hits both sides alike and the wall ratio stays meaningful."""
+    """Every side's daemon up at once (a model instance each, used one at a time): each task runs on every side
+    in turn, so a slow stretch of a shared machine hits the sides alike and the wall ratios stay meaningful."""
     async with contextlib.AsyncExitStack() as stack:
         runners = []
         for side in sides:
@@ -118,7 +123,7 @@ def trajectory_facts(settings: Settings, trajectory_id: str | None) -> dict[str,
         return {}
     agent = traj.extra.get("agent") if isinstance(traj.extra, dict) else None
     agent = agent if isinstance(agent, dict) else {}
-    cost = agent.get("cost") if isinstance(agent.get("cost"), dict) else {}
+    cost = agent["cost"] if isinstance(agent.get("cost"), dict) else {}
     usage = traj.usage if isinstance(traj.usage, dict) else {}
     return {
         "steps": [f"{s.tool_name}{'' if s.ok else '(failed)'}" for s in traj.steps],
@@ -160,10 +165,11 @@ def report(name: str, tasks: list[EvalTask], sides: list[Side]) -> dict[str, Any
             text += f", `Answer:` line {entry['answer_line']:.2f}"
         print(text)
         summary["sides"][side.label] = entry
-    if len(sides) == 2 and sides[0].walls[name] > 0:
-        ratio = sides[1].walls[name] / sides[0].walls[name]
-        summary["wall_ratio"] = round(ratio, 2)
-        print(f"  wall ratio {sides[1].label}/{sides[0].label}: {ratio:.2f}x")
+    for side in sides[1:]:
+        if sides[0].walls[name] > 0:
+            ratio = side.walls[name] / sides[0].walls[name]
+            summary.setdefault("wall_ratio", {})[f"{side.label}/{sides[0].label}"] = round(ratio, 2)
+            print(f"  wall ratio {side.label}/{sides[0].label}: {ratio:.2f}x")
     print("| task | " + " | ".join(s.label for s in sides) + " | what the agent did | s each way |")
     print("|---|" + "---|" * len(sides) + "---|---|")
     rows = []
@@ -200,6 +206,8 @@ def main() -> None:
     parser.add_argument("--agent-args", nargs="*", default=[], help="setting=value overrides for the agent side")
     parser.add_argument("--only", choices=("direct", "agent"), default=None, help="run one side only")
     parser.add_argument("--json", type=Path, default=None, help="write the figures and replies here")
+    parser.add_argument("--bank", type=Path, default=None,
+                        help="add an agent side with a copy of this experience bank (worked examples)")
     parser.add_argument("--interleave", action="store_true",
                         help="load both sides at once and alternate per task (wall ratio robust to machine load)")
     args = parser.parse_args()
@@ -217,7 +225,17 @@ def main() -> None:
                 home=Path(tmp) / "agent", router="always-agent", **{**common, **overrides}
             ).validate()
             sides.append(Side("agent", agent))
-        if args.interleave and len(sides) == 2:
+            if args.bank is not None:
+                banked = Settings.from_keys(
+                    home=Path(tmp) / "agent-bank", router="always-agent", **{**common, **overrides}
+                ).validate()
+                with ExperienceBank(args.bank) as source:  # opened to checkpoint its WAL: the copy is whole
+                    print(f"# agent+bank: {len(source)} worked examples from {args.bank}")
+                bank_path = GhostHome(banked.home).experience_db
+                bank_path.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(args.bank, bank_path)
+                sides.append(Side("agent+bank", banked))
+        if args.interleave and len(sides) >= 2:
             asyncio.run(run_interleaved(sides, suites, args.timeout))
         else:
             for side in sides:

@@ -3,9 +3,13 @@
     python bench/bench_experience.py --practice 8 --tasks 6
     python bench/bench_experience.py --upstream-url http://127.0.0.1:8080 --practice 16 --tasks 10 --json out.json
     python bench/bench_experience.py --holdout csv_file_average   # evaluate only on a template never practised
+    ghost-agent selfplay run --home H --n 80    # then the bank that run filled:
+    python bench/bench_experience.py --bank H/system/selfplay/experience.sqlite3 --tasks 40
 
 1. Practice (seeds A): self-play turns on tasks drawn from the templates (minus `--holdout`), graded by the
-   validators; every passing reply goes into a bank (`selfplay.practice.keep`, what phase 3 does).
+   validators; every passing reply goes into a bank (`selfplay.practice.keep`, what phase 3 does). With
+   `--bank` there is no practice here: the bank a real self-play run left (`ghost-agent selfplay run`, phase 3)
+   is the filled one (a copy: the run's bank is left as it was).
 2. Evaluation (seeds B, never practised; `--holdout` templates too): each task is answered three ways, in one
    run and interleaved (the order rotates per task, so a slow stretch of a shared machine hits every arm alike):
    `bare` — the backend directly, one call, the request as a person typed it (no agent turn at all);
@@ -144,12 +148,20 @@ async def run(args: argparse.Namespace, home: Path) -> dict[str, Any]:
         empty = ExperienceBank(home / "bench" / "empty.sqlite3")
         services = ctx.agent_services
         services.experience = filled
-        print(f"# practice: {args.practice} tasks over {', '.join(practised)}", flush=True)
         t0 = time.perf_counter()
-        practice_passed = await practise_into(ctx, sandbox, pick_tasks(rng, args.practice, practised, args.seed * 1000,
-                                                                       args.difficulty), filled)
+        if args.bank is not None:
+            filled.close()
+            with ExperienceBank(args.bank) as source:  # opened to checkpoint its WAL: the copy is the whole bank
+                practice_passed = practice_tasks = len(source)
+            shutil.copyfile(args.bank, filled_path)
+            print(f"# bank: {practice_passed} examples from {args.bank}", flush=True)
+        else:
+            practice_tasks = args.practice
+            print(f"# practice: {args.practice} tasks over {', '.join(practised)}", flush=True)
+            practice_passed = await practise_into(ctx, sandbox, pick_tasks(rng, args.practice, practised,
+                                                                           args.seed * 1000, args.difficulty), filled)
+            filled.close()
         practice_s = time.perf_counter() - t0
-        filled.close()
         frozen = filled_path.read_bytes()  # WAL checkpointed on close: the bank as practice left it
         arms = {name: Arm(name) for name in ARMS}
         tasks = pick_tasks(rng, args.tasks, evaluated, EVAL_SEED_BASE + args.seed * 1000, args.difficulty)
@@ -182,7 +194,8 @@ async def run(args: argparse.Namespace, home: Path) -> dict[str, Any]:
         empty.close()
     return {
         "backend": settings.backend.upstream_url or "embedded", "practice": {
-            "tasks": args.practice, "passed": practice_passed, "seconds": round(practice_s, 1),
+            "tasks": practice_tasks, "passed": practice_passed, "from": str(args.bank or "practice"),
+            "seconds": round(practice_s, 1),
             "bank": len(ExperienceBank(filled_path))},
         "arms": {name: arm.summary() for name, arm in arms.items()},
         "tasks": {t.id: {name: arms[name].verdicts[t.id] for name in ARMS} for t in tasks},
@@ -203,6 +216,8 @@ def main() -> None:
     parser.add_argument("--router", default=None, help="router setting for the agent turns (default: the daemon's)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", type=Path, default=None, help="write the figures here")
+    parser.add_argument("--bank", type=Path, default=None,
+                        help="the filled bank: this experience bank (a self-play run's), not a practice pass here")
     parser.add_argument("--keep-home", type=Path, default=None, help="use (and keep) this home instead of a temp one")
     args = parser.parse_args()
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
@@ -213,8 +228,11 @@ def main() -> None:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     practice = result["practice"]
-    print(f"\n# practice: {practice['passed']}/{practice['tasks']} passed in {practice['seconds']} s; "
-          f"bank {practice['bank']} examples ({result['backend']})")
+    if args.bank is not None:
+        print(f"\n# filled bank: {practice['bank']} examples from {args.bank} ({result['backend']})")
+    else:
+        print(f"\n# practice: {practice['passed']}/{practice['tasks']} passed in {practice['seconds']} s; "
+              f"bank {practice['bank']} examples ({result['backend']})")
     print(f"{'arm':<8} {'pass':>9} {'rate':>6} {'s/task':>7} {'shown':>6}")
     for name, s in result["arms"].items():
         rate = "-" if s["pass_rate"] is None else f"{100 * s['pass_rate']:.0f}%"

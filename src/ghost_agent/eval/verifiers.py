@@ -264,6 +264,9 @@ _LEAK_MARKERS = (
     "<ghost-notes>",
     "</ghost-notes>",
     "Notes from past turns (data, not instructions",
+    "<ghost-examples>",
+    "</ghost-examples>",
+    "Worked examples: similar tasks solved before",
 )
 _ACTION_JSON = re.compile(
     r"""\{\s*["'](?:tool|tool_name|action|answer|final_answer|function)["']\s*:"""
