@@ -35,3 +35,16 @@ def test_sql_rows_compare_numbers_by_value(sandbox: SandboxBackend) -> None:  # 
     assert check.score("```sql\nSELECT n * 1.0, x FROM t ORDER BY n\n```", env).score == 1.0  # 3.0 is 3
     assert check.score("```sql\nSELECT n, x FROM t ORDER BY n DESC\n```", env).score == 0.0  # order counts
     assert check.score("SELECT n + 1, x FROM t ORDER BY n", env).score == 0.0
+
+
+def test_regex_in_reads_the_pattern_a_python_snippet_uses() -> None:
+    from ghost_agent.selfplay.checks import regex_in
+
+    snippet = ("Sure:\n```python\nimport re\n\ndef ok(s):\n    pattern = re.compile(r'^\\d{2}/\\d{2}/\\d{4}$')\n"
+               "    return bool(pattern.match(s))\n```\n")
+    assert regex_in(snippet) == r"^\d{2}/\d{2}/\d{4}$"  # not "import re", the block's first line
+    assert regex_in("```python\nimport re\nDATE_RX = r\"\\d+-\\d+\"\nre.findall(DATE_RX, text)\n```") == r"\d+-\d+"
+    assert regex_in('```python\nm = re.fullmatch(r"[a-z]+\\"?", s)\n```') == r'[a-z]+\"?'
+    assert regex_in("```\n^[A-Z]{3}-\\d{4}$\n```") == r"^[A-Z]{3}-\d{4}$"  # a bare pattern block as before
+    assert regex_in("Use `/^a+b$/i` for that.") == "^a+b$"
+    assert regex_in("```python\nprint('no pattern here')\n```") == "print('no pattern here')"

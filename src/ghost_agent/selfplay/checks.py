@@ -170,12 +170,26 @@ def sql_in(reply: str) -> str:
 _INLINE_CODE = re.compile(r"`([^`\n]+)`")
 _PY_RAW = re.compile(r"""\br(['"])(.+?)\1""")
 _SLASHED = re.compile(r"^/(.+)/[a-z]*$")
+# where Python code uses a pattern: `re.compile(r"...")`, `re.fullmatch(r'...', s)`, `PATTERN = r"..."`
+_PY_PATTERN_USE = re.compile(
+    r"""\bre\.(?:compile|match|fullmatch|search|findall|finditer|sub|subn|split)\(\s*[rR]?(['"])(.+?)(?<!\\)\1"""
+    r"""|^[ \t]*\w*(?:pattern|regex|rx|PATTERN|REGEX|RX)\w*[ \t]*=[ \t]*[rR](['"])(.+?)(?<!\\)\3""",
+    re.M,
+)
 
 
 def regex_in(reply: str) -> str:
-    """The pattern in a reply: a fenced block's first line (a raw string literal in it is unwrapped), else the
-    first inline `code` span, else the reply when it is one line; `/.../flags` delimiters are dropped."""
-    candidates = [f.body.strip().splitlines()[0] for f in find_fences(reply) if f.body.strip()]
+    """The pattern in a reply, as a person reading it would take it: in a fenced block, the pattern its Python
+    code uses (`re.compile(r"...")`, `re.fullmatch(r'...', s)`, `pattern = r"..."`) when it has such code, else
+    the block's first line (a raw string literal in it unwrapped); else the first inline `code` span; else the
+    reply when it is one line. `/.../flags` delimiters are dropped."""
+    candidates = []
+    for fence in find_fences(reply):
+        body = fence.body.strip()
+        if not body:
+            continue
+        used = _PY_PATTERN_USE.search(body)
+        candidates.append((used.group(2) or used.group(4)) if used else body.splitlines()[0])
     candidates += _INLINE_CODE.findall(reply)
     stripped = reply.strip()
     if "\n" not in stripped:
