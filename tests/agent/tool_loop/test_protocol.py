@@ -39,6 +39,7 @@ ACTION = json.dumps({"tool": "python", "args": {"code": CODE}})
         json.dumps({"name": "python", "arguments": {"code": CODE}}),
         json.dumps({"type": "function", "function": {"name": "python", "arguments": json.dumps({"code": CODE})}}),
         json.dumps({"action": "python", "action_input": {"code": CODE}}),
+        f'```json\n{json.dumps({"function": "python", "arguments": {"code": CODE}}, indent=2)}\n```',
         json.dumps({"action": "python", "action_input": json.dumps({"code": CODE})}),
         json.dumps({"tool": "python", "args": json.dumps({"code": CODE})}),
         json.dumps({"tool": "python", "args": CODE}),  # a bare string goes to the single required argument

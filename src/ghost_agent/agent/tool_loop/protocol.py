@@ -2,8 +2,9 @@
 
 The model acts by replying `{"tool": "<name>", "args": {...}}` and finishes with plain text or
 `{"answer": "..."}`. Small local models bend this in predictable ways: a ```json fence, prose before or after
-the object, OpenAI's `{"name", "arguments"}` or LangChain's `{"action", "action_input"}` shapes, arguments
-given as a JSON string, raw newlines inside strings, a trailing comma. All of those parse.
+the object, OpenAI's `{"name", "arguments"}`, `{"function": "<name>", "arguments"}` or LangChain's
+`{"action", "action_input"}` shapes, arguments given as a JSON string, raw newlines inside strings, a trailing
+comma. All of those parse.
 
 What does not parse is classified rather than raised: a reply with no JSON object at all is a plain final
 answer; a reply that clearly tried to be an action (a quoted `"tool"`/`"answer"`/... key inside a broken
@@ -223,6 +224,8 @@ def _tool_and_args(obj: Mapping[str, Any]) -> tuple[str | None, Any, bool]:
     fn = obj.get("function")
     if isinstance(fn, Mapping) and "name" in fn:  # an OpenAI tool_calls entry pasted as text
         return _name(fn.get("name")), _first(fn, _ARG_KEYS), True
+    if isinstance(fn, str) and any(k in obj for k in _ARG_KEYS):  # {"function": "python", "arguments": {...}}
+        return fn, _first(obj, _ARG_KEYS), True
     if "name" in obj and any(k in obj for k in ("arguments", "parameters", "args")):
         return _name(obj.get("name")), _first(obj, _ARG_KEYS), True
     if "action" in obj and "action_input" in obj:
