@@ -787,3 +787,10 @@ def test_a_request_id_is_redacted_then_made_safe_then_cut() -> None:
     assert re.fullmatch(r"REDACTED_TOKEN-[0-9a-f]{16}", rid) and JWT_HEADER not in rid
     # redacted first, then cut: cut first, the id would keep 60 x and the JWT's first three characters
     assert request_id("x" * 60 + " " + JWT).startswith("REDACTED_TOKEN-")
+
+
+def test_a_few_characters_of_syntax_after_token_are_kept() -> None:
+    # seen in self-play: SQLite's error about a broken quote, in a validator's detail
+    error = 'SQL error: unrecognized token: "\'\')\nresult = cursor.fetchone()[0]'
+    assert redact_text(error) == error
+    assert redact_text('token: "a1!?"') == 'token: "<REDACTED_SECRET>"'  # any letter or digit: a value

@@ -119,6 +119,7 @@ def is_inert_value(value: str) -> bool:
         or value.lower() in _NOT_SECRETS
         or _ENV_REF.fullmatch(value) is not None
         or not value.strip("$*.xX")
+        or (len(value) <= 4 and not any(c.isalnum() for c in value))  # syntax: `token: "'')` in an error message
     )
 
 
