@@ -24,7 +24,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import shutil
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -229,11 +228,9 @@ def main() -> None:
                 banked = Settings.from_keys(
                     home=Path(tmp) / "agent-bank", router="always-agent", **{**common, **overrides}
                 ).validate()
-                with ExperienceBank(args.bank) as source:  # opened to checkpoint its WAL: the copy is whole
-                    print(f"# agent+bank: {len(source)} worked examples from {args.bank}")
-                bank_path = GhostHome(banked.home).experience_db
-                bank_path.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(args.bank, bank_path)
+                with ExperienceBank(args.bank) as source:
+                    copied = source.copy_to(GhostHome(banked.home).experience_db)
+                print(f"# agent+bank: {copied} worked examples from {args.bank}")
                 sides.append(Side("agent+bank", banked))
         if args.interleave and len(sides) >= 2:
             asyncio.run(run_interleaved(sides, suites, args.timeout))

@@ -151,9 +151,8 @@ async def run(args: argparse.Namespace, home: Path) -> dict[str, Any]:
         t0 = time.perf_counter()
         if args.bank is not None:
             filled.close()
-            with ExperienceBank(args.bank) as source:  # opened to checkpoint its WAL: the copy is the whole bank
-                practice_passed = practice_tasks = len(source)
-            shutil.copyfile(args.bank, filled_path)
+            with ExperienceBank(args.bank) as source:
+                practice_passed = practice_tasks = source.copy_to(filled_path)
             print(f"# bank: {practice_passed} examples from {args.bank}", flush=True)
         else:
             practice_tasks = args.practice
@@ -165,8 +164,10 @@ async def run(args: argparse.Namespace, home: Path) -> dict[str, Any]:
         frozen = filled_path.read_bytes()  # WAL checkpointed on close: the bank as practice left it
         arms = {name: Arm(name) for name in ARMS}
         tasks = pick_tasks(rng, args.tasks, evaluated, EVAL_SEED_BASE + args.seed * 1000, args.difficulty)
-        print(f"# evaluation: {len(tasks)} fresh tasks over {', '.join(evaluated)}", flush=True)
-        for i, task in enumerate(tasks):
+        print(f"# evaluation: {len(tasks)} fresh tasks over {', '.join(evaluated)}"
+              + (f", from task {args.from_task + 1}" if args.from_task else ""), flush=True)
+        tasks = tasks[args.from_task:]  # the same list (seeded): a run cut short goes on where it stopped
+        for i, task in enumerate(tasks, args.from_task):
             order = ARMS[i % 3:] + ARMS[: i % 3]
             for name in order:
                 arm = arms[name]
@@ -188,7 +189,7 @@ async def run(args: argparse.Namespace, home: Path) -> dict[str, Any]:
                 arm.total += 1
                 arm.passed += ok
                 arm.verdicts[task.id] = ok
-            print(f"  {i + 1}/{len(tasks)} {task.id}: " + "  ".join(
+            print(f"  {i + 1}/{args.tasks} {task.id}: " + "  ".join(
                 f"{n} {'PASS' if arms[n].verdicts[task.id] else 'fail'}" for n in ARMS), flush=True)
         services.experience = None
         empty.close()
@@ -216,6 +217,8 @@ def main() -> None:
     parser.add_argument("--router", default=None, help="router setting for the agent turns (default: the daemon's)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", type=Path, default=None, help="write the figures here")
+    parser.add_argument("--from-task", type=int, default=0,
+                        help="skip the first N evaluation tasks (go on with a run that was cut short)")
     parser.add_argument("--bank", type=Path, default=None,
                         help="the filled bank: this experience bank (a self-play run's), not a practice pass here")
     parser.add_argument("--keep-home", type=Path, default=None, help="use (and keep) this home instead of a temp one")

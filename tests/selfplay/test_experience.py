@@ -206,3 +206,15 @@ def test_a_practice_turn_is_not_shown_its_own_request_but_another_seed() -> None
     assert bank.search(task.prompt, 2)[0].task_id == task.id  # a chat request with this very text sees it
     assert bank.search("  " + task.prompt.upper(), 2, exclude_same=True) == []
     assert [e.task_id for e in bank.search(other.prompt, 2, exclude_same=True)] == [task.id]
+
+
+def test_a_copy_holds_what_a_live_writer_left_in_its_wal(tmp_path: Path) -> None:
+    live = ExperienceBank(tmp_path / "live.sqlite3")
+    live.add("Write a SQL query that lists every department with its headcount.", "```sql\nSELECT 1\n```",
+             cluster="sql", task_id="sql/a/d1/1")
+    with ExperienceBank(tmp_path / "live.sqlite3") as reader:  # another handle while the writer stays open
+        assert reader.copy_to(tmp_path / "copy" / "bank.sqlite3") == 1
+    live.close()
+    with ExperienceBank(tmp_path / "copy" / "bank.sqlite3") as copy:
+        [example] = copy.examples()
+        assert example.cluster == "sql" and example.answer == "```sql\nSELECT 1\n```"

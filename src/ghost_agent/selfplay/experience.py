@@ -226,6 +226,21 @@ class ExperienceBank:
                 self._conn.close()
                 self._conn = None
 
+    def copy_to(self, dest: Path) -> int:
+        """Write a consistent copy of the bank to `dest` (SQLite's online backup: the WAL's rows included, safe
+        while another process writes) and return how many examples it holds. For benches and exports."""
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        with self._lock:
+            target = sqlite3.connect(str(dest))
+            try:
+                self._live().backup(target)
+            except sqlite3.Error as exc:
+                raise ExperienceBankError(f"experience bank copy to {dest} failed: {exc}") from exc
+            finally:
+                target.close()
+            self._refresh(self._live())
+            return len(self._entries)
+
     def __enter__(self) -> ExperienceBank:
         return self
 
