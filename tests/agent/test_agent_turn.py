@@ -310,3 +310,34 @@ async def test_a_code_answer_still_failing_the_users_examples_is_refuted_by_exec
     assert traj.outcome is Outcome.FAILED
     assert [s.tool_name for s in traj.steps] == ["python", "python"]
     assert traj.extra["agent"]["cost"]["sandbox_runs"] == 2
+
+
+
+SQL_REPLY = ("```sql\nSELECT region, SUM(amount) AS total\nFROM orders\nWHERE amount > 100\nGROUP BY region;\n```\n"
+             "This sums the amount of every order over 100, per region.")
+
+
+@pytest.mark.parametrize("request_text", [
+    "Write a SQL query that returns the total amount per region for orders over 100",
+    # the regex rules called this one a computation ("total" and two numbers): the reply became a number
+    "Write a SQL query that returns the total amount per region for orders between 100 and 500",
+])
+async def test_a_sql_request_gets_the_scripted_query_back_unchanged_and_nothing_computed(
+    tmp_path: Path, upstream: tuple[str, ScriptedBackend], request_text: str
+) -> None:
+    """A SQL request is code, and code in another language than Python is not run: the draft is the reply."""
+    url, llm = upstream
+    llm.enqueue(say(SQL_REPLY))  # one call: a second one (a program to compute a number) would fail the turn
+    settings = agent_settings(tmp_path, url, agent_strategy="auto")
+    async with daemon(settings) as client:
+        response = await chat(client, request_text)
+    assert response.status_code == 200, response.text
+    assert response.json()["choices"][0]["message"]["content"] == SQL_REPLY
+    [sent] = llm.requests
+    assert sent["messages"] == [{"role": "user", "content": request_text}]
+    traj = stored(settings, response.headers["x-ghost-trajectory-id"])
+    agent = traj.extra["agent"]
+    assert agent["strategy"] == "answer-first" and agent["kind"] == "code"
+    assert "computed" not in agent and agent["revised"] is False
+    assert agent["checks_skipped"] == "the answer's code is not Python: no tests run"
+    assert traj.steps == [] and agent["cost"]["sandbox_runs"] == 0

@@ -1,10 +1,11 @@
-"""Request kinds: numbers inside code do not make a request quantitative."""
+"""The regex rules (the fallback, and the model's `r:` features): numbers inside code do not make a request
+quantitative. The learned decision has its own tests (test_kind_model.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from ghost_agent.text.request_kind import classify
+from ghost_agent.text.request_kind import classify_rules
 
 
 @pytest.mark.parametrize(
@@ -18,4 +19,4 @@ from ghost_agent.text.request_kind import classify
     ],
 )
 def test_numbers_inside_backticks_are_code_not_quantities(request_text: str, quantitative: bool) -> None:
-    assert classify(request_text).quantitative is quantitative
+    assert classify_rules(request_text).quantitative is quantitative

@@ -196,10 +196,11 @@ class PreferencesApplied:
 class RunInfo:
     """What a strategy reports beyond the loop's own counts, recorded in the trajectory's `extra.agent`.
 
-    Answer-first: the structured-output check; why checks were skipped (no sandbox); the code candidate chosen
-    and the cases it passed; the computed number; the forms fixed; the preferences rewrite; the request's kind;
-    whether the reply differs from the draft, and then the draft's start (redacted, cut). Tool loop: why the
-    turn fell back to the bare model's answer (`fallback`). None / empty = not reported.
+    Answer-first: the structured-output check; why checks were skipped (no sandbox; code in another language than
+    Python, which no check runs); the code candidate chosen and the cases it passed; the computed number; the forms
+    fixed; the preferences rewrite; the request's kind; whether the reply differs from the draft, and then the
+    draft's start (redacted, cut). Tool loop: why the turn fell back to the bare model's answer (`fallback`).
+    None / empty = not reported.
     """
 
     structured: StructuredCheck | None = None

@@ -3,8 +3,16 @@ files in the workspace to read, or anything else.
 
 The answer-first turn (`agent/checking/answer_first.py`) picks its checks from this: a code request gets its code run
 against tests, a quantitative one gets its numbers computed by a program, a request about workspace files goes
-to the tool loop (the draft cannot see the files). Pure and cheap (regexes over the last user message); when
-unsure it says "general", which only means no extra work — the draft stands as the bare model wrote it.
+to the tool loop (the draft cannot see the files). When unsure it says "general", which only means no extra work —
+the draft stands as the bare model wrote it.
+
+Code and quantitative are decided by a small learned model (`text/kind_model.py`): two logistic heads over the
+features of `features` — word uni/bigrams with numbers normalised, character cues (fence tags, backticks, `$`,
+`%`) and the hand-written regex signals below, which are evidence the data weighs, not the decision. The model was
+trained on a labelled corpus (`text/data/request_kinds.jsonl` plus self-play and eval prompts) by
+`scripts/train_request_kind.py`; docs/agent-turn.md has its cross-validated figures. Without a usable checkpoint
+the regexes decide alone (`classify_rules`, the rules this module had before the model). Files stay a rule: a
+named file that exists in the workspace is a fact, not a guess.
 """
 
 from __future__ import annotations
@@ -13,11 +21,41 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ghost_agent.text.fences import strip_fences
+from ghost_agent.text import kind_model
+from ghost_agent.text.fences import find_fences, strip_fences
+from ghost_agent.text.inline_data import find_inline_data
+
+# Bump when `features` changes what it emits: a checkpoint trained on other features is not used (kind_model).
+FEATURES_VERSION = 1
 
 _CODE_VERB = r"(?:write|implement|complete|create|define|code|fix|correct|refactor|rewrite|give\s+me|make|build|add)"
 _CODE_NOUN = r"(?:function|method|class|program|script|snippet|decorator|generator|lambda|routine|code)"
 _WANTS_CODE = re.compile(rf"\b{_CODE_VERB}\b[^.?!\n]{{0,80}}?\b{_CODE_NOUN}s?\b", re.I)
+# The artefacts the code-noun list above lacks (a query, a pattern, a command...): a signal for the model only.
+_ARTEFACT = (r"(?:quer(?:y|ies)|regex(?:es|p)?|regular\s+expressions?|pattern|command|one[- ]liner|pipeline|formula|"
+             r"filter|config(?:uration)?|dockerfile|workflow|unit\s+files?|rule|expression|component|endpoint|"
+             r"migration|schema|alias|cron(?:tab)?\s+(?:line|entry|expression)|statement|loop|test)")
+_WANTS_ARTEFACT = re.compile(rf"\b(?:{_CODE_VERB}|need|want|what'?s|show\s+me)\b[^.?!\n]{{0,60}}?\b{_ARTEFACT}s?\b",
+                             re.I)
+# Languages and tools whose name says the answer is written in them (when something is asked of them); names that
+# are common words (C, R, Go) are left to the word features.
+_TOOLS = (r"(?:python|py|sql|sqlite|postgres(?:ql)?|mysql|t-sql|bash|shell|sh|zsh|powershell|awk|sed|grep|jq|regex|"
+          r"javascript|js|typescript|node(?:\.js)?|react|vue|golang|rust|java|kotlin|scala|swift|c\+\+|cpp|"
+          r"c#|ruby|perl|php|lua|julia|matlab|haskell|elixir|dart|excel|sheets|vba|yaml|json|toml|dockerfile|"
+          r"docker|kubernetes|kubectl|terraform|ansible|nginx|css|html|pandas|numpy|spark|pyspark|dax|graphql|"
+          r"mongodb|redis|cron|crontab|makefile|git|curl|ffmpeg)")
+_TOOL_NAMED = re.compile(rf"(?<![\w.#+-]){_TOOLS}(?![\w#+-])", re.I)
+_STARTS_WITH_TOOL = re.compile(rf"^\W*{_TOOLS}(?![\w#+-])\s*(?::|\b(?:for|to|query|one[- ]?liner|func(?:tion)?|"
+                               r"script|snippet|command|code|regex)\b)", re.I)
+# Code asked for in a few other languages (verbs and nouns): es, pt, it, fr, de, zh, ja.
+_CODE_WORD_INTL = re.compile(r"\b(?:escrib[ea]|escreva|scrivi|écris|schreib(?:e|t)?|funci[oó]n|função|funzione|"
+                             r"fonction|funktion|consulta|abfrage|requête|expresi[oó]n\s+regular|expression\s+"
+                             r"régulière|regul[aä]r(?:er)?\s+ausdruck)\b|写|函数|書いて|関数", re.I)
+# Prose asked for with a code verb: "write a poem / an email / a summary".
+_PROSE_ASKED = re.compile(r"\b(?:write|draft|compose|create|make|give\s+me)\b[^.?!\n]{0,30}?\b(?:poem|story|"
+                          r"e-?mail|letter|post|summary|speech|description|note|message|essay|review|tweet|slogan|"
+                          r"agenda|plan|list|questions|haiku|limerick|song|joke|bio|announcement|paragraph|reply|"
+                          r"apology|toast|outline|title|headline|caption|invitation)s?\b", re.I)
 _STUB = re.compile(r"^\s*(?:async\s+)?def\s+\w+\s*\([^)]*\)[^:\n]*:\s*$", re.M)
 _CODE_LANG = re.compile(r"\b(?:python|py)\b", re.I)
 _NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?")
@@ -27,6 +65,9 @@ _QUANT_CUE = re.compile(
     r"difference|ratio|area|perimeter|volume|speed|rate|convert|times|twice|half|double|triple)\b|%|[-+*/^×÷=]",
     re.I,
 )
+_NUMBER_ONLY = re.compile(r"\b(?:just|only)\s+(?:give\s+)?(?:me\s+)?(?:the\s+)?(?:final\s+)?(?:number|count|total|"
+                          r"result|answer)\b|\bnumber\s+only\b|\bplain\s+number\b|\bfinal\s+answer\b|"
+                          r"\b(?:tell|give)\s+me\s+the\s+(?:result|answer|total|number|count)\b", re.I)
 _FILE_TOKEN = re.compile(r"(?<![\w/.-])([\w.-]+\.(?:csv|json|jsonl|txt|tsv|md|log|py|xlsx?|parquet|yaml|yml|xml|html?|"
                          r"sqlite|db|ini|toml|cfg))\b", re.I)
 _WORKSPACE_WORDS = re.compile(
@@ -34,6 +75,12 @@ _WORKSPACE_WORDS = re.compile(
     r"folder|directory)\b|\bthe\s+file\b|\bthese\s+files\b|\bfiles?\s+in\b",
     re.I,
 )
+# Tokens for the word features: a number (normalised to "<n>"), a run of letters, or one CJK character (those
+# scripts write words without spaces; single characters are the unit that recurs).
+_TOKEN = re.compile(r"\d[\d,.]*|[\u3040-\u30ff\u3400-\u9fff]|[^\W\d_]+")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
+_SENTENCES = re.compile(r"(?<=[.?!:;])\s+|\n+")
+FEATURE_CHARS = 20_000  # a huge paste is read at its start and end (where a request states what it wants)
 
 
 @dataclass(frozen=True)
@@ -55,14 +102,102 @@ class RequestKind:
 
 
 def classify(request: str, workspace: Path | None = None) -> RequestKind:
-    """The kind of `request` (the last user message); `workspace` lets a named file count only if it exists."""
+    """The kind of `request` (the last user message); `workspace` lets a named file count only if it exists.
+
+    Code when the model's P(code) reaches its threshold; quantitative when not code and P(number) reaches its
+    own. Without a usable checkpoint (missing, corrupt, other features), the regex rules (`classify_rules`)."""
     text = request or ""
-    code = bool(_WANTS_CODE.search(text)) or (bool(_STUB.search(text)) and not _asks_output_only(text))
-    if not code and _CODE_LANG.search(text) and re.search(r"\b(?:write|implement|give)\b", text, re.I):
-        code = True
+    model = kind_model.default_model(FEATURES_VERSION)
+    if model is None:
+        return classify_rules(text, workspace)
+    p_code, p_number = model.probabilities(features(text))
+    code = p_code >= model.code_threshold
+    quantitative = not code and p_number >= model.number_threshold
+    return RequestKind(code=code, quantitative=quantitative, files=_mentions_files(text, workspace))
+
+
+def classify_rules(request: str, workspace: Path | None = None) -> RequestKind:
+    """The regex rules alone: what decided before the model, and what decides when its checkpoint is unusable."""
+    text = request or ""
+    code = _rules_code(text)
     numbers = _NUMBER.findall(_without_code(text))
     quantitative = not code and len(numbers) >= 2 and bool(_QUANT_CUE.search(_without_code(text)))
     return RequestKind(code=code, quantitative=quantitative, files=_mentions_files(text, workspace))
+
+
+def features(request: str) -> list[str]:
+    """The model's features of `request`, sorted, each once (binary): what training and prediction both read.
+
+    - `w:` words and `b:` word bigrams (lower-cased, numbers as `<n>`, `^` at each sentence start) of the text
+      outside fenced blocks;
+    - `c:` character cues: each fence's language tag, inline backticks, `$`, `%`, `=`, a trailing `?`, pasted
+      data (`text.inline_data`), the line count and length in buckets;
+    - `r:` the regex signals: the old code rule and its parts, an artefact noun (query, regex, command…), a
+      language or tool named (first or anywhere), code words of other languages, prose asked for ("write a
+      poem"), a stub, "what does it print", a quantity cue, the count of numbers outside code (bucketed),
+      fenced code, "just the number", and the old rules' verdict.
+    """
+    text = request or ""
+    if len(text) > 2 * FEATURE_CHARS:
+        text = f"{text[:FEATURE_CHARS]}\n{text[-FEATURE_CHARS:]}"
+    out: set[str] = set()
+    prose = strip_fences(text, "\n", "inline", unclosed=True)
+    for sentence in _SENTENCES.split(prose.lower()):
+        tokens = ["^"] + ["<n>" if t[0].isdigit() else t for t in _TOKEN.findall(sentence)]
+        if len(tokens) == 1:
+            continue
+        out.update(f"w:{t}" for t in tokens[1:])
+        out.update(f"b:{a} {b}" for a, b in zip(tokens, tokens[1:], strict=False))
+    fences = find_fences(text, "inline", unclosed=True)
+    out.update(f"c:fence:{f.language.lower() or 'none'}" for f in fences)
+    for cue, present in (("backtick", "`" in prose), ("dollar", "$" in prose), ("percent", "%" in prose),
+                         ("equals", "=" in prose), ("question", text.rstrip().endswith("?")),
+                         ("cjk", bool(_CJK.search(text)))):
+        if present:
+            out.add(f"c:{cue}")
+    out.update(f"c:data:{block.kind}" for block in find_inline_data(text))
+    lines = text.count("\n") + 1
+    out.add(f"c:lines:{_bucket(lines, (1, 3, 10))}")
+    out.add(f"c:chars:{_bucket(len(text), (40, 120, 400, 1500))}")
+    out.update(f"r:{name}" for name, hit in _signals(text).items() if hit)
+    plain = _without_code(text)
+    out.add(f"r:numbers:{_bucket(len(_NUMBER.findall(plain)), (0, 1, 2, 5))}")
+    return sorted(out)
+
+
+def _signals(text: str) -> dict[str, bool]:
+    """The regex evidence about `text`, by name (feature `r:<name>` when true)."""
+    plain = _without_code(text)
+    rules = classify_rules(text)
+    return {
+        "wants_code": bool(_WANTS_CODE.search(text)),
+        "wants_artefact": bool(_WANTS_ARTEFACT.search(plain)),
+        "tool_named": bool(_TOOL_NAMED.search(plain)),
+        "starts_with_tool": bool(_STARTS_WITH_TOOL.search(text)),
+        "code_word_intl": bool(_CODE_WORD_INTL.search(plain)),
+        "prose_asked": bool(_PROSE_ASKED.search(plain)),
+        "stub": bool(_STUB.search(text)),
+        "python_write": bool(_CODE_LANG.search(text) and re.search(r"\b(?:write|implement|give)\b", text, re.I)),
+        "output_only": _asks_output_only(text),
+        "quant_cue": bool(_QUANT_CUE.search(plain)),
+        "fenced": bool(find_fences(text, "inline", unclosed=True)),
+        "number_only": bool(_NUMBER_ONLY.search(plain)),
+        "rules_code": rules.code,
+        "rules_quantitative": rules.quantitative,
+    }
+
+
+def _bucket(value: int, edges: tuple[int, ...]) -> str:
+    """`value` as a bucket name: `<=e` for the first edge it does not pass, else `>last`."""
+    for edge in edges:
+        if value <= edge:
+            return f"<={edge}"
+    return f">{edges[-1]}"
+
+
+def _rules_code(text: str) -> bool:
+    code = bool(_WANTS_CODE.search(text)) or (bool(_STUB.search(text)) and not _asks_output_only(text))
+    return code or bool(_CODE_LANG.search(text) and re.search(r"\b(?:write|implement|give)\b", text, re.I))
 
 
 def _asks_output_only(text: str) -> bool:
@@ -86,4 +221,4 @@ def _mentions_files(text: str, workspace: Path | None) -> bool:
     return bool(_WORKSPACE_WORDS.search(text)) and (bool(names) or "workspace" in text.lower())
 
 
-__all__ = ["RequestKind", "classify"]
+__all__ = ["FEATURES_VERSION", "RequestKind", "classify", "classify_rules", "features"]

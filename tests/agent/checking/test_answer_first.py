@@ -9,6 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from ghost_agent.agent.checking import code_tests
 from ghost_agent.agent.checking.answer_first import AnswerFirst, CheckConfig, splice_code
 from ghost_agent.agent.strategy import CaseTally, LoopEvent, LoopResult, StrategyContext
 from ghost_agent.llm.scripted import ScriptedBackend, ScriptedReply
@@ -163,6 +166,31 @@ async def test_a_code_request_keeps_its_code_when_there_is_nothing_to_test(
     assert result.final_text == draft and result.llm_calls == 1
     [step] = result.steps  # the code was loaded once to see that it runs
     assert step.ok
+
+
+async def test_code_in_another_language_is_not_run_as_python(ctx: ToolContext, registry: ToolRegistry) -> None:
+    """A Ruby `def` would fail to load as Python, and the repair round would turn the answer into Python."""
+    request = "Write a Ruby method total(prices) that returns the sum of an array of prices, e.g. total([1, 2]) == 3."
+    draft = "```ruby\ndef total(prices)\n  prices.sum\nend\n```"
+    llm = backend(draft)
+    result = await answer(llm, ctx, registry, request)
+    assert result.info.kind == "code" and result.final_text == draft
+    assert result.llm_calls == 1 and result.steps == [] and result.info.computed is None
+    assert result.info.checks_skipped == "the answer's code is not Python: no tests run"
+
+
+@pytest.mark.parametrize(("request_text", "reply", "applies"), [
+    ("Write a function f(x).", "```python\ndef f(x):\n    return x\n```", True),
+    ("Write a function f(x).", "```\ndef f(x):\n    return x\n```", True),
+    ("Write a function f(x).", "def f(x):\n    return x", True),  # an unfenced reply is read as Python
+    ("Write a SQL query for the totals.", "```sql\nSELECT SUM(x) FROM t;\n```", False),
+    ("Write a bash one-liner that sums column 2.", "```bash\nawk '{s+=$2} END {print s}' f\n```", False),
+    ("Write a Ruby method f(x).", "```\ndef f(x)\n  x\nend\n```", False),  # untagged, not Python
+    ("Write a Ruby method f(x).", "def f(x)\n  x\nend", False),
+    ("Port this Ruby method to Python: def f(x) x end", "```\ndef f(x):\n    return x\n```", True),
+])
+def test_tests_apply_only_to_python_code(request_text: str, reply: str, applies: bool) -> None:
+    assert code_tests.tests_apply(request_text, reply) is applies
 
 
 def test_splice_replaces_only_the_defining_block() -> None:

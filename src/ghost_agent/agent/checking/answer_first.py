@@ -6,10 +6,11 @@ Measured on the embedded 1.5B, the model writes good direct answers but follows 
 answer — the client's messages exactly as the fast path would send them — and adds only what execution can
 decide (`text/request_kind.py` says which):
 
-- **code requests**: the answer's code runs against the request's own examples and against assertions the model
+- **code requests**: the answer's Python code runs against the request's own examples and against assertions the model
   wrote from the spec (`agent/checking/code_tests.py`); on a failure the model sees only the failing cases and revises
   once, then a fresh candidate is sampled if it still fails; the candidate that passes most (the user's examples
-  first) wins, and the draft stays when nothing beats it. The reply keeps the code — never its output.
+  first) wins, and the draft stays when nothing beats it. The reply keeps the code — never its output. Code in
+  another language (a SQL query, a regex, a shell line) is not run: the draft stands.
 - **quantitative questions**: the number is computed by a program (the draft's own, else one the model writes:
   program of thought); when it disagrees with the draft's number a second sampled program votes, and only
   when it agrees with the first program is the answer rewritten to follow the program and its real output.
@@ -140,9 +141,14 @@ class AnswerFirst:
             # unchecked, and the record says why.
             run.info.checks_skipped = one_line(tool_ctx.sandbox_error or "no sandbox attached", 300)
         try:
-            if can_run and kind.code and code_tests.entry_points(user_request, code_tests.answer_code(draft, [])):
+            # Only Python code is run against tests; a SQL query, a regex, a bash line or a Ruby method stands as
+            # drafted (nothing here checks those languages: running them as Python would only mangle them).
+            python_code = kind.code and code_tests.tests_apply(user_request, draft)
+            if can_run and python_code and code_tests.entry_points(user_request, code_tests.answer_code(draft, [])):
                 final = await self._code_answer(run, draft_messages, draft)
             elif can_run:
+                if kind.code and not python_code:
+                    run.info.checks_skipped = "the answer's code is not Python: no tests run"
                 final, value = await self._run_claims(run, draft_messages, draft, kind)
             trusted = run.info.computed is not None and run.info.computed.trusted
             final = await self._follow_form(run, final, value, trusted=trusted)

@@ -33,6 +33,17 @@ _DEF_RE = re.compile(r"^(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\(", re.M)
 # The request's Python fences, inline style, filtered at the opener: a fence tagged otherwise opens no block, so
 # the backticks closing it may open one (text.fences, `languages`).
 _PY_FENCES = ("", "python", "python3", "py")
+_PY_TAGS = frozenset({"python", "python3", "py", "py3"})
+# A request for code in another language than Python: "in Ruby", "a SQL query", "a bash one-liner"...
+_LANGUAGES = (r"(?:ruby|elixir|scala|groovy|crystal|nim|julia|r|go|golang|rust|java|kotlin|swift|c|c\+\+|cpp|c#|"
+              r"javascript|js|typescript|ts|node|php|perl|lua|haskell|dart|matlab|bash|shell|sh|zsh|sql|postgres|mysql|"
+              r"sqlite|powershell|awk|sed|jq|regex|vba|excel)")
+_OTHER_LANGUAGE = re.compile(
+    rf"\b(?:in|using|with|as)\s+(?:an?\s+)?{_LANGUAGES}(?![\w+#])"
+    rf"|(?<![\w+#]){_LANGUAGES}\s+(?:function|method|class|program|script|query|code|snippet|one-liner|command|"
+    r"module|statement|expression|pattern)s?\b",
+    re.I,
+)
 # `name(args) == value`, `name(args) -> value`, `name(args) ➞ value`, `name(args) should return value`, ...
 _ARROWS = r"(?:==>|=>|->|➞|→|==|\bshould\s+(?:return|give|be)\b|\breturns?\b|\bgives?\b|\bis\b)"
 
@@ -113,6 +124,23 @@ def entry_points(request: str, code: str) -> list[str]:
     defined = [m.group(1) for m in _DEF_RE.finditer(code)]
     named = [n for n in defined if re.search(rf"\b{re.escape(n)}\b", request)]
     return named or defined
+
+
+def tests_apply(request: str, reply: str) -> bool:
+    """Whether the reply's code is Python, the one language the checks run: a block tagged Python; else untagged
+    blocks (or an unfenced reply) unless the request asks for another language and that code does not read as
+    Python. A reply whose blocks are all tagged otherwise (```sql, ```bash, ```ruby) is never run as Python: a
+    Ruby `def` would fail to load, and the repair round would rewrite the answer into Python."""
+    fences = find_fences(reply, unclosed=True)
+    tags = {f.language.lower() for f in fences}
+    if tags & _PY_TAGS:
+        return True
+    if fences and "" not in tags:
+        return False
+    if not _OTHER_LANGUAGE.search(request) or re.search(r"\bpython\b", request, re.I):
+        return True
+    bodies = [f.body for f in fences if not f.language] or [reply]
+    return any(parses(body) and _DEF_RE.search(body) for body in bodies)
 
 
 def user_cases(request: str, names: list[str]) -> list[Case]:
@@ -366,5 +394,6 @@ __all__ = [
     "model_cases",
     "parse_report",
     "request_code",
+    "tests_apply",
     "user_cases",
 ]
