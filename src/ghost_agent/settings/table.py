@@ -204,7 +204,8 @@ TABLE: tuple[Key, ...] = (
         "How an agent turn works: answer-first = draft the reply as the bare model would, then check and "
         "repair it with the sandbox (run its code against tests, compute its numbers, fix the requested "
         "form); action-loop = the JSON/native tool loop from the first call; auto = answer-first, and the "
-        "tool loop for requests about files in the workspace (docs/agent-turn.md has the measurements).",
+        "tool loop for questions about files in the workspace (code asked for over data files stays answer-first; "
+        "docs/agent-turn.md has the measurements).",
         attr="strategy",
     ),
     Key("agent", "check_model_tests",

@@ -90,6 +90,7 @@ class RequestKind:
     code: bool  # asks for code to be written (the answer's code is tested, never replaced by its output)
     quantitative: bool  # asks for a number that can be computed
     files: bool  # refers to files in the session's workspace
+    source_files: bool = False  # names a program file (.py, .js, .sh, ...): code asked about it edits that file
 
     @property
     def label(self) -> str:
@@ -113,7 +114,8 @@ def classify(request: str, workspace: Path | None = None) -> RequestKind:
     p_code, p_number = model.probabilities(features(text))
     code = p_code >= model.code_threshold
     quantitative = not code and p_number >= model.number_threshold
-    return RequestKind(code=code, quantitative=quantitative, files=_mentions_files(text, workspace))
+    return RequestKind(code=code, quantitative=quantitative, files=_mentions_files(text, workspace),
+                       source_files=_names_source_file(text))
 
 
 def classify_rules(request: str, workspace: Path | None = None) -> RequestKind:
@@ -122,7 +124,8 @@ def classify_rules(request: str, workspace: Path | None = None) -> RequestKind:
     code = _rules_code(text)
     numbers = _NUMBER.findall(_without_code(text))
     quantitative = not code and len(numbers) >= 2 and bool(_QUANT_CUE.search(_without_code(text)))
-    return RequestKind(code=code, quantitative=quantitative, files=_mentions_files(text, workspace))
+    return RequestKind(code=code, quantitative=quantitative, files=_mentions_files(text, workspace),
+                       source_files=_names_source_file(text))
 
 
 def features(request: str) -> list[str]:
@@ -208,6 +211,16 @@ def _asks_output_only(text: str) -> bool:
 def _without_code(text: str) -> str:
     """`text` with everything between backticks (a fence, a one-line fence, an unclosed last fence) blanked."""
     return strip_fences(text, " ", "same_line", unclosed=True)
+
+
+_SOURCE_FILE = re.compile(r"(?<![\w.-])[\w./-]*\w\.(?:py|pyi|js|jsx|mjs|ts|tsx|go|rs|java|kt|c|cc|cpp|h|hpp|cs|rb|php|"
+                          r"swift|scala|sh|bash|zsh|ps1|lua|pl|r)\b", re.I)
+
+
+def _names_source_file(text: str) -> bool:
+    """A program file named outside fenced blocks ("fix the bug in utils.py"): code asked for about it is an
+    edit of a file the draft cannot see. Data files (csv, log, sql, html, ...) are input, not the thing edited."""
+    return bool(_SOURCE_FILE.search(_without_code(text)))
 
 
 def _mentions_files(text: str, workspace: Path | None) -> bool:

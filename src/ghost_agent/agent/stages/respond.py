@@ -147,10 +147,18 @@ class RespondStage:
 
 def choose_strategy(setting: str, kind: RequestKind) -> str:
     """The turn's strategy: the setting, with `auto` = answer-first unless the request is about workspace files
-    (a draft cannot see them; the tool loop reads them first)."""
+    (a draft cannot see them; the tool loop reads them first).
+
+    Code asked for over data files ("a bash one-liner that counts the WARN lines in app.log", "a query for
+    setup.sql's tables") is answer-first: the user wants the code, which the draft writes and the checks run in
+    the workspace, where the files are; self-play saw the tool loop answer such requests with the number its own
+    run printed. Code about a program file ("fix the bug in utils.py") stays in the tool loop: it edits a file
+    the draft cannot see."""
     if setting != "auto":
         return setting
-    return "action-loop" if kind.files else "answer-first"
+    if kind.files and not (kind.code and not kind.source_files):
+        return "action-loop"
+    return "answer-first"
 
 
 def fast_body(turn: Turn) -> JSON:
