@@ -73,11 +73,17 @@ class Arm:
 
 
 def pick_tasks(rng: random.Random, n: int, names: list[str], seed_base: int, difficulty: int | None) -> list[Task]:
-    """`n` tasks over the templates named, round robin, each with a seed of its own."""
-    templates = [t for t in TEMPLATES if t.name in names]
+    """`n` tasks over the templates named, each with a seed of its own: the clusters in turn, and within a
+    cluster its templates in turn, so 40 tasks over 8 clusters are 5 of each whatever the template counts."""
+    clusters: dict[str, list[Any]] = {}
+    for template in TEMPLATES:
+        if template.name in names:
+            clusters.setdefault(template.cluster, []).append(template)
+    order = list(clusters.values())
     tasks = []
     for i in range(n):
-        template = templates[i % len(templates)]
+        group = order[i % len(order)]
+        template = group[(i // len(order)) % len(group)]
         level = difficulty if difficulty is not None else rng.choice(DIFFICULTIES)
         tasks.append(generate(template, seed_base + i, level))
     return tasks
