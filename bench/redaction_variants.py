@@ -13,19 +13,7 @@ import random
 import string
 from collections.abc import Callable
 
-from ghost_agent.privacy.rules_personal import IBAN_LENGTHS
-
-
-def luhn_ok(number: str) -> bool:
-    """The Luhn check digit of `number` is right."""
-    total = 0
-    for i, ch in enumerate(reversed(number)):
-        d = int(ch)
-        if i % 2:
-            d = d * 2 - 9 if d > 4 else d * 2
-        total += d
-    return total % 10 == 0
-
+from ghost_agent.privacy.rules_personal import IBAN_LENGTHS, luhn_ok
 
 _CTX = ["bank", "wifi", "server", "router", "email", "admin", "vpn", "laptop", "db"]
 _PROSE = {

@@ -13,6 +13,8 @@ import string
 import uuid
 from collections.abc import Callable
 
+from ghost_agent.privacy.rules_personal import luhn_ok
+
 FIXED = [
     # the brief's examples
     "I forgot my password, how do I reset it?",
@@ -84,21 +86,11 @@ def _digits(rng: random.Random, n: int) -> str:
     return "".join(rng.choice(string.digits) for _ in range(n))
 
 
-def _luhn_ok(number: str) -> bool:
-    total = 0
-    for i, ch in enumerate(reversed(number)):
-        d = int(ch)
-        if i % 2:
-            d = d * 2 - 9 if d > 4 else d * 2
-        total += d
-    return total % 10 == 0
-
-
 def _order_id(rng: random.Random) -> str:
     """A 16-digit order id that starts like a card but fails the Luhn check."""
     while True:
         number = rng.choice("3456") + _digits(rng, 15)
-        if not _luhn_ok(number):
+        if not luhn_ok(number):
             return rng.choice(["order {}", "Order #{}", "ref {} confirmed", "tracking: {}"]).format(number)
 
 
