@@ -19,10 +19,8 @@ One command, the same bytes every time (fixed seed, no clock in the output). It
 
 Why two logistic heads and not a 3-way softmax: `RequestKind` is two booleans and the turn asks two questions
 (test the code? compute the number?), each with its own threshold and its own cost of a mistake; one-vs-rest heads
-answer them directly. Why not `learned.linear.LogisticModel`: it standardises every column and solves a dense
-d x d Newton system per step; with a few thousand sparse n-gram columns that is minutes per fit on this kind of
-machine, and standardising a binary column seen twice gives that rare n-gram the largest weight. So the fit here is
-L-BFGS on the raw binary features (numpy, sparse products by `bincount`), where L2 shrinks rare features most.
+answer them directly. The fitting (sparse L-BFGS, grouped folds) is `scripts/sparse_fit.py`, shared with the
+correction detector.
 """
 
 from __future__ import annotations
@@ -31,7 +29,6 @@ import argparse
 import hashlib
 import json
 import math
-import random
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -43,6 +40,7 @@ import numpy as np
 
 from ghost_agent.text import kind_model
 from ghost_agent.text.request_kind import FEATURES_VERSION, classify_rules, features
+from scripts.sparse_fit import MIN_COUNT, fit_head, folds_of, log_loss, matrix, sigmoid, vocabulary
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "src" / "ghost_agent" / "text" / "data" / "request_kinds.jsonl"
@@ -50,7 +48,6 @@ CHECKPOINT = ROOT / "src" / "ghost_agent" / "text" / "data" / "request_kind_mode
 LABELS = ("code", "number", "other")
 SEED = 20240611
 FOLDS = 5
-MIN_COUNT = 2  # a feature seen in fewer training requests than this is dropped
 L2_GRID = (3e-5, 1e-4, 3e-4, 1e-3, 3e-3)
 THRESHOLDS = tuple(round(0.2 + 0.05 * i, 2) for i in range(13))  # 0.20 .. 0.80
 COSTLY = 3.0  # a costly error (code -> computed, a computation not computed) weighs 3 mild ones
@@ -162,105 +159,6 @@ def _dedupe(rows: list[Row]) -> list[Row]:
     return out
 
 
-# ---------------------------------------------------------------------------------------------- fitting
-
-
-@dataclass
-class Matrix:
-    """Binary rows as a sparse matrix: `indices[k]` is a column of row `rows[k]`."""
-
-    rows: np.ndarray
-    indices: np.ndarray
-    n: int
-    d: int
-
-    def dot(self, w: np.ndarray) -> np.ndarray:
-        return np.bincount(self.rows, weights=w[self.indices], minlength=self.n)
-
-    def tdot(self, g: np.ndarray) -> np.ndarray:
-        return np.bincount(self.indices, weights=g[self.rows], minlength=self.d)
-
-
-def vocabulary(feature_sets: Sequence[Sequence[str]], min_count: int = MIN_COUNT) -> list[str]:
-    """Features present in at least `min_count` requests, sorted."""
-    counts = Counter(f for fs in feature_sets for f in set(fs))
-    return sorted(f for f, c in counts.items() if c >= min_count)
-
-
-def matrix(feature_sets: Sequence[Sequence[str]], vocab: Sequence[str]) -> Matrix:
-    index = {f: i for i, f in enumerate(vocab)}
-    rows, cols = [], []
-    for i, fs in enumerate(feature_sets):
-        for f in sorted(set(fs)):
-            j = index.get(f)
-            if j is not None:
-                rows.append(i)
-                cols.append(j)
-    return Matrix(np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64), len(feature_sets), len(vocab))
-
-
-def fit_head(x: Matrix, y: np.ndarray, weight: np.ndarray, l2: float, *,
-             max_iter: int = 400) -> tuple[np.ndarray, float]:
-    """Weights and bias minimising the weighted mean log loss + l2/2 * |w|^2 (bias free), by L-BFGS."""
-    sw = weight / weight.sum()
-
-    def loss_grad(theta: np.ndarray) -> tuple[float, np.ndarray]:
-        w, b = theta[:-1], theta[-1]
-        z = x.dot(w) + b
-        loss = float(sw @ (np.logaddexp(0.0, z) - y * z)) + 0.5 * l2 * float(w @ w)
-        r = sw * (_sigmoid(z) - y)
-        return loss, np.concatenate([x.tdot(r) + l2 * w, [r.sum()]])
-
-    theta = _lbfgs(loss_grad, np.zeros(x.d + 1), max_iter=max_iter)
-    return theta[:-1], float(theta[-1])
-
-
-def _lbfgs(fg: Callable[[np.ndarray], tuple[float, np.ndarray]], x: np.ndarray, *, memory: int = 10,
-           max_iter: int = 400, tol: float = 1e-7) -> np.ndarray:
-    """Minimise a smooth convex function (limited-memory BFGS, Armijo backtracking). Deterministic."""
-    f, g = fg(x)
-    pairs: list[tuple[np.ndarray, np.ndarray, float]] = []
-    for _ in range(max_iter):
-        if float(np.max(np.abs(g))) < tol:
-            break
-        q = g.copy()
-        alphas = []
-        for s, yv, rho in reversed(pairs):
-            a = rho * float(s @ q)
-            q -= a * yv
-            alphas.append(a)
-        if pairs:
-            s, yv, _ = pairs[-1]
-            q *= float(s @ yv) / float(yv @ yv)
-        else:
-            q /= max(1.0, float(np.linalg.norm(g)))
-        for (s, yv, rho), a in zip(pairs, reversed(alphas), strict=True):
-            q += s * (a - rho * float(yv @ q))
-        direction = -q
-        slope = float(g @ direction)
-        if slope >= 0:
-            direction, slope, pairs = -g, -float(g @ g), []
-        t = 1.0
-        while True:
-            candidate = x + t * direction
-            f_new, g_new = fg(candidate)
-            if f_new <= f + 1e-4 * t * slope or t < 1e-12:
-                break
-            t *= 0.5
-        s, yv = candidate - x, g_new - g
-        if float(s @ yv) > 1e-12:
-            pairs = [*pairs[-(memory - 1):], (s, yv, 1.0 / float(s @ yv))]
-        previous, x, f, g = f, candidate, f_new, g_new
-        if previous - f <= 1e-12 * max(1.0, abs(f)):
-            break
-    return x
-
-
-def _sigmoid(z: np.ndarray) -> np.ndarray:
-    out: np.ndarray = 1.0 / (1.0 + np.exp(-np.clip(z, -35.0, 35.0)))
-    return out
-
-
 @dataclass
 class Heads:
     """Both fitted heads over one vocabulary."""
@@ -271,7 +169,7 @@ class Heads:
 
     def predict(self, feature_sets: Sequence[Sequence[str]]) -> tuple[np.ndarray, np.ndarray]:
         x = matrix(feature_sets, self.vocab)
-        return (_sigmoid(x.dot(self.code[0]) + self.code[1]), _sigmoid(x.dot(self.number[0]) + self.number[1]))
+        return (sigmoid(x.dot(self.code[0]) + self.code[1]), sigmoid(x.dot(self.number[0]) + self.number[1]))
 
 
 def fit(feature_sets: Sequence[Sequence[str]], labels: Sequence[str], weights: Sequence[float], l2: float) -> Heads:
@@ -287,26 +185,10 @@ def fit(feature_sets: Sequence[Sequence[str]], labels: Sequence[str], weights: S
 # ------------------------------------------------------------------------------------ cross-validation
 
 
-def folds_of(rows: Sequence[Row], k: int = FOLDS, seed: int = SEED) -> list[int]:
-    """A fold per row: whole groups (sources) go to the fold holding least weight so far, largest group first
-    (ties in a seeded random order), so the folds are balanced and no group is split."""
-    sizes = Counter(r.source for r in rows)
-    order = sorted(sizes)
-    random.Random(seed).shuffle(order)
-    order.sort(key=lambda s: -sizes[s])  # stable: equal sizes keep the shuffled order
-    load = [0] * k
-    fold_of: dict[str, int] = {}
-    for source in order:
-        i = min(range(k), key=lambda j: (load[j], j))
-        fold_of[source] = i
-        load[i] += sizes[source]
-    return [fold_of[r.source] for r in rows]
-
-
 def cross_validate(rows: Sequence[Row], feature_sets: Sequence[Sequence[str]], l2: float,
                    k: int = FOLDS) -> tuple[np.ndarray, np.ndarray]:
     """Out-of-fold (P(code), P(number)) for every row."""
-    fold = folds_of(rows, k)
+    fold = folds_of([r.source for r in rows], k, SEED)
     p_code, p_number = np.zeros(len(rows)), np.zeros(len(rows))
     for i in range(k):
         train = [j for j, f in enumerate(fold) if f != i]
@@ -316,11 +198,6 @@ def cross_validate(rows: Sequence[Row], feature_sets: Sequence[Sequence[str]], l
         pc, pn = heads.predict([feature_sets[j] for j in test])
         p_code[test], p_number[test] = pc, pn
     return p_code, p_number
-
-
-def log_loss(p: np.ndarray, y: np.ndarray, w: np.ndarray) -> float:
-    p = np.clip(p, 1e-12, 1 - 1e-12)
-    return float(w @ -(y * np.log(p) + (1 - y) * np.log(1 - p)) / w.sum())
 
 
 def decide(p_code: float, p_number: float, t_code: float, t_number: float) -> str:
