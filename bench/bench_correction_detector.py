@@ -1,15 +1,17 @@
-"""User-correction detector: precision / recall of the legacy rule and the cue scorer on the labelled set.
+"""User-correction detector: precision / recall of the legacy rule and the correction model, side by side.
 
-    python bench/bench_correction_detector.py [--data tests/feedback/correction/data/user_corrections.jsonl] [--errors]
+    python bench/bench_correction_detector.py [--data FILE.jsonl] [--checkpoint NAME=PATH ...] [--errors]
                                               [--rounds 20]
 
-The set (`tests/feedback/correction/data/README.md`) holds (prior user message, assistant reply, follow-up) →
-is_correction examples in a `dev` split (what the detector was tuned on) and a `heldout` split (not tuned on), each
-from writing batches `a`…`e`. Both detectors run on every example; per split and per held-out batch the table shows
-precision, recall, F1 and the confusion counts (tp fp fn tn), legacy and new side by side. `--errors` lists the new
-detector's mistakes with the cues it saw. The timing line gives µs per call for both, next to the cost of one
-trivial regex search on the same machine (a load-independent yardstick: on an idle core that search takes ~0.2-0.3
-µs).
+`--data` holds (prior user message, assistant reply, follow-up) -> is_correction examples (the labelled set
+`tests/feedback/correction/data/user_corrections.jsonl` by default, or a blind batch). The packaged model was
+trained on the whole labelled set, so its figures there are in-sample: the honest ones are the training script's
+leave-one-batch-out table (`python -m scripts.train_correction`) and a blind batch passed with `--data`. Each
+`--checkpoint NAME=PATH` adds a column for another checkpoint of the same schema (a variant trained with
+`--without`, say), run through the same detector on the same examples. Rows: each batch, then everything.
+`--errors` lists the packaged model's mistakes with its reason. The timing line gives us per call for each
+detector, next to the cost of one trivial regex search on the same machine (a load-independent yardstick: on an
+idle core that search takes ~0.2-0.3 us).
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ghost_agent.feedback.correction import detector as detector_module
+from ghost_agent.feedback.correction import model as correction_model
 from ghost_agent.feedback.correction.detector import (
     CorrectionVerdict,
     classify_user_correction,
@@ -39,7 +43,7 @@ Detector = Callable[[Example], CorrectionVerdict]
 
 DETECTORS: dict[str, Detector] = {
     "legacy": lambda ex: classify_user_correction_legacy(ex["prior_user"], ex["follow_up"]),
-    "new": lambda ex: classify_user_correction(ex["prior_user"], ex["follow_up"], ex["prior_reply"]),
+    "model": lambda ex: classify_user_correction(ex["prior_user"], ex["follow_up"], ex["prior_reply"]),
 }
 
 
@@ -84,14 +88,28 @@ def load(path: Path) -> list[Example]:
 
 
 def groups(examples: list[Example]) -> Iterable[tuple[str, list[Example]]]:
-    """The rows of the table: each split, each held-out batch, then everything."""
-    for split in ("dev", "heldout"):
-        rows = [ex for ex in examples if ex["split"] == split]
-        yield f"{split} (n={len(rows)})", rows
-    for batch in sorted({ex["batch"] for ex in examples if ex["split"] == "heldout"}):
-        rows = [ex for ex in examples if ex["split"] == "heldout" and ex["batch"] == batch]
-        yield f"  heldout batch {batch} (n={len(rows)})", rows
+    """The rows of the table: each batch, then everything."""
+    for batch in sorted({str(ex.get("batch", "?")) for ex in examples}):
+        rows = [ex for ex in examples if str(ex.get("batch", "?")) == batch]
+        yield f"batch {batch} (n={len(rows)})", rows
     yield f"all (n={len(examples)})", examples
+
+
+def with_checkpoint(path: Path) -> Detector:
+    """The detector reading another checkpoint (the model is swapped in for each call and restored)."""
+    model = correction_model.from_dict(json.loads(path.read_text(encoding="utf-8")))
+
+    def run(ex: Example) -> CorrectionVerdict:
+        saved = correction_model.default_model
+        correction_model.default_model = lambda: model  # type: ignore[assignment]
+        detector_module.default_model = correction_model.default_model  # type: ignore[assignment]
+        try:
+            return classify_user_correction(ex["prior_user"], ex["follow_up"], ex["prior_reply"])
+        finally:
+            correction_model.default_model = saved  # type: ignore[assignment]
+            detector_module.default_model = saved  # type: ignore[assignment]
+
+    return run
 
 
 def confusion(detector: Detector, rows: list[Example]) -> Confusion:
@@ -127,35 +145,37 @@ def yardstick_us() -> float:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    parser.add_argument("--errors", action="store_true", help="list the new detector's mistakes")
+    parser.add_argument("--checkpoint", action="append", default=[], metavar="NAME=PATH",
+                        help="another checkpoint to compare (repeatable)")
+    parser.add_argument("--errors", action="store_true", help="list the packaged model's mistakes")
     parser.add_argument("--rounds", type=int, default=20, help="timing passes over the set")
     args = parser.parse_args(argv)
 
     examples = load(args.data)
     positives = sum(bool(ex["is_correction"]) for ex in examples)
     print(f"{args.data} - {len(examples)} examples, {positives} corrections, {len(examples) - positives} not")
+    detectors = dict(DETECTORS)
+    for spec in args.checkpoint:
+        name, _, path = spec.partition("=")
+        detectors[name] = with_checkpoint(Path(path))
     header = "P     R     F1     tp  fp  fn  tn"
-    print(f"\n{'':28s} | {'legacy':33s} | {'new':33s}")
-    print(f"{'':28s} | {header:33s} | {header:33s}")
+    print("\n" + f"{'':22s} | " + " | ".join(f"{name:33s}" for name in detectors))
+    print(f"{'':22s} | " + " | ".join(f"{header:33s}" for _ in detectors))
     for label, rows in groups(examples):
-        legacy, new = (confusion(DETECTORS[name], rows) for name in ("legacy", "new"))
-        print(f"{label:28s} | {legacy.cells():33s} | {new.cells():33s}")
+        cells = [confusion(detector, rows).cells() for detector in detectors.values()]
+        print(f"{label:22s} | " + " | ".join(f"{c:33s}" for c in cells))
 
     if args.errors:
         print("\nnew detector mistakes:")
         for ex in examples:
-            verdict = DETECTORS["new"](ex)
+            verdict = DETECTORS["model"](ex)
             if verdict.is_correction != bool(ex["is_correction"]):
                 kind = "FP" if verdict.is_correction else "FN"
-                where = f"{ex['id']:6s} {ex['split']:7s} {ex['shape']:20s}"
+                where = f"{ex.get('id', '?'):6s} {ex.get('batch', '?'):2s} {ex.get('shape', '?'):20s}"
                 print(f"  {kind} {where} {ex['follow_up']!r}  [{verdict.reason}]")
 
-    legacy_us = per_call_us(DETECTORS["legacy"], examples, args.rounds)
-    new_us = per_call_us(DETECTORS["new"], examples, args.rounds)
-    print(
-        f"\ntiming: legacy {legacy_us:.1f} us/call, new {new_us:.1f} us/call "
-        f"(one trivial regex search here: {yardstick_us():.2f} us)"
-    )
+    timings = ", ".join(f"{name} {per_call_us(d, examples, args.rounds):.1f}" for name, d in DETECTORS.items())
+    print(f"\ntiming (us/call): {timings} (one trivial regex search here: {yardstick_us():.2f} us)")
     return 0
 
 

@@ -54,7 +54,7 @@ async def test_the_issues_correction_fails_the_prior_turn(services: AgentService
     [line] = services.collector.corrections_path.read_text(encoding="utf-8").splitlines()
     record = json.loads(line)
     assert (record["trajectory_id"], record["outcome"], record["source"]) == ("t" * 32, "failed", "user_correction")
-    assert record["reason"].startswith("user-correction signal: no + ") and "score=" in record["reason"]
+    assert record["reason"].startswith("user-correction signal: model p=") and "threshold" in record["reason"]
     [event] = events
     assert event.verdict.is_correction and event.reason == record["reason"]
     assert services.recent.peek(reply) is None  # one promotion per answered turn

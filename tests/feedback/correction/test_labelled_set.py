@@ -1,186 +1,175 @@
-"""The labelled follow-up set (`data/user_corrections.jsonl`, see `data/README.md`): its shape, and precision /
-recall floors for the cue scorer on each split. Both detectors are deterministic, so the floors are regression
-tests, not benchmarks; `bench/bench_correction_detector.py` prints the full table.
+"""The labelled exchanges (`data/user_corrections.jsonl`, see `data/README.md`) and the model trained on them.
 
-The floors sit at (or just under) the measured figures. Held-out batch a meets the issue's 0.9 / 0.9 target.
-Batches b–g were each run once when written (their first-run figures are in the README) and then developed on,
-so they are dev: batch g (written blind, first run P 1.000 / R 0.517) was tuned on in the round that built the
-pushback signals (`user_correction_pushback`) and is now nearly caught in full, which says nothing about unseen
-text — the next blind batch does.
+The set is the evaluation, not the specification: nothing here pins what one example is labelled. It checks that
+the set is well formed, that the packaged checkpoint was trained on exactly this set with the features the code
+makes now (change either and `python -m scripts.train_correction` must be rerun), that the cross-validated figures
+it recorded meet their floors, that it is cheap, and that an unusable checkpoint degrades to the explicit verdicts.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import statistics
 import time
 from collections import Counter
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from scripts.train_correction import corpus_digest, read_examples, train
+from structlog.testing import capture_logs
 
-from ghost_agent.feedback.correction.cues import CUES, normalize
-from ghost_agent.feedback.correction.detector import classify_user_correction, classify_user_correction_legacy
+from ghost_agent.feedback.correction import model as correction_model
+from ghost_agent.feedback.correction.detector import classify_user_correction
+from ghost_agent.feedback.correction.features import CUES, FEATURES_VERSION, features
 
 DATA = Path(__file__).parent / "data" / "user_corrections.jsonl"
 FIELDS = {"id", "split", "batch", "shape", "is_correction", "prior_user", "prior_reply", "follow_up"}
+EXAMPLES: list[dict[str, Any]] = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines() if line]
 
 
-def _load() -> list[dict[str, Any]]:
-    with DATA.open(encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
+@pytest.fixture
+def checkpoint_at(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[Path], None]]:
+    """Point the detector at another checkpoint file for one test (the cached model is dropped before and after)."""
+
+    def use(path: Path) -> None:
+        monkeypatch.setattr(correction_model, "CHECKPOINT", path)
+        correction_model.default_model.cache_clear()
+
+    yield use
+    correction_model.default_model.cache_clear()
 
 
-EXAMPLES = _load()
+def packaged() -> dict[str, Any]:
+    data = json.loads(correction_model.CHECKPOINT.read_text(encoding="utf-8"))
+    assert isinstance(data, dict)
+    return data
 
 
-def precision_recall(rows: list[dict[str, Any]], legacy: bool = False) -> tuple[float, float, int]:
-    """(precision, recall, false positives) of one detector over `rows`."""
-    tp = fp = fn = 0
-    for ex in rows:
-        if legacy:
-            predicted = classify_user_correction_legacy(ex["prior_user"], ex["follow_up"]).is_correction
-        else:
-            predicted = classify_user_correction(ex["prior_user"], ex["follow_up"], ex["prior_reply"]).is_correction
-        actual = bool(ex["is_correction"])
-        tp += predicted and actual
-        fp += predicted and not actual
-        fn += actual and not predicted
-    return (tp / (tp + fp) if tp + fp else 0.0), (tp / (tp + fn) if tp + fn else 0.0), fp
-
-
-def rows(split: str, batch: str | None = None) -> list[dict[str, Any]]:
-    return [ex for ex in EXAMPLES if ex["split"] == split and (batch is None or ex["batch"] == batch)]
-
-
-# --- the set itself -----------------------------------------------------------------------------------------
+# --- the set ----------------------------------------------------------------------------------------------------
 
 
 def test_the_set_is_large_balanced_and_well_formed() -> None:
-    assert len(EXAMPLES) >= 150
+    assert len(EXAMPLES) >= 900
     assert all(set(ex) == FIELDS for ex in EXAMPLES)
     assert len({ex["id"] for ex in EXAMPLES}) == len(EXAMPLES)
     # the same short follow-up ("wrong", "nah") may answer different exchanges; the same exchange only once
     assert len({(ex["prior_user"], ex["follow_up"]) for ex in EXAMPLES}) == len(EXAMPLES)
-    assert {ex["split"] for ex in EXAMPLES} == {"dev", "heldout"}
     assert all(isinstance(ex["is_correction"], bool) for ex in EXAMPLES)
     assert all(ex["prior_user"].strip() and ex["prior_reply"].strip() and ex["follow_up"].strip() for ex in EXAMPLES)
-    labels = Counter((ex["split"], ex["is_correction"]) for ex in EXAMPLES)
-    for split in ("dev", "heldout"):
-        assert min(labels[split, True], labels[split, False]) >= 0.4 * (labels[split, True] + labels[split, False])
-    assert len(rows("heldout")) >= 80  # batch a's held-out part; new batches join it blind
-    # b–g were each tuned on after their first run
-    assert {ex["batch"] for ex in rows("heldout")} == {"a", "h"}  # b–g were each tuned on after their first run
+    labels = Counter(ex["is_correction"] for ex in EXAMPLES)
+    assert min(labels.values()) >= 0.4 * len(EXAMPLES)
+    batches = Counter(ex["batch"] for ex in EXAMPLES)
+    assert len(batches) >= 8 and min(batches.values()) >= 60  # leave-one-batch-out needs real batches
 
 
 def test_the_set_covers_the_shapes_the_issue_names() -> None:
     shapes = {ex["shape"] for ex in EXAMPLES}
     assert {"explicit_no", "thats_wrong", "not_what_i_asked", "i_meant", "actually", "wrong_format", "try_again",
-            "you_forgot", "should_be_not", "polite", "terse", "reject_no_rephrase", "caps_punct"} <= shapes
+            "you_forgot", "should_be_not", "polite", "terse", "reject_no_rephrase", "caps_punct", "sarcastic",
+            "counter_number", "error_message"} <= shapes
     assert {"thanks", "great_now", "new_question", "no_polite", "no_thats_all", "not_bad", "no_other_sense",
-            "clarification", "actually_new", "answer_to_question"} <= shapes
-    assert any(ex["follow_up"].startswith("No, wrong format — tell me what 15% of 2340") for ex in EXAMPLES)
+            "clarification", "actually_new", "answer_to_question", "follow_on_fact", "refinement"} <= shapes
 
 
-# --- precision / recall floors ------------------------------------------------------------------------------
+# --- the packaged checkpoint ------------------------------------------------------------------------------------
 
 
-def test_held_out_batch_a_meets_the_target() -> None:
-    precision, recall, false_alarms = precision_recall(rows("heldout", "a"))
-    assert precision >= 0.9 and recall >= 0.9
-    assert false_alarms == 0
+def test_the_packaged_checkpoint_loads_and_matches_the_code() -> None:
+    data = packaged()
+    assert data["schema"] == correction_model.SCHEMA and data["features_version"] == FEATURES_VERSION
+    model = correction_model.from_dict(data)
+    assert 0.3 <= model.thresholds[0] <= 0.9
+    assert all(name[:2] in ("w:", "b:", "k:", "x:", "p:") for name in model.weights)
+    assert correction_model.default_model() is not None
+    assert len(correction_model.CHECKPOINT.read_bytes()) < 400_000
 
 
-def test_batch_e_is_now_dev_and_caught_without_false_alarms() -> None:
-    # Measured P 1.000, R 1.000 (52 of 52; its two "… though" remarks no longer fire).
-    assert all(ex["split"] == "dev" for ex in EXAMPLES if ex["batch"] == "e")
-    precision, recall, false_alarms = precision_recall(rows("dev", "e"))
-    assert recall >= 0.98 and false_alarms == 0
+def test_the_checkpoint_was_trained_on_the_set_in_the_repository() -> None:
+    training = packaged()["training"]
+    assert training["corpus_sha256"] == corpus_digest(read_examples([DATA])), \
+        "the set changed: retrain with `python -m scripts.train_correction`"
+    assert training["exchanges"] == len(EXAMPLES)
 
 
-@pytest.mark.parametrize(("batch", "floor"), [("b", 0.96), ("c", 0.97), ("d", 0.92)])
-def test_the_earlier_adversarial_batches_hold(batch: str, floor: float) -> None:
-    # Measured R 0.969 (b), 0.971 (c), 0.925 (d); no false alarms in any.
-    precision, recall, false_alarms = precision_recall(rows("dev", batch))
-    assert recall >= floor and false_alarms == 0
+def test_its_leave_one_batch_out_figures_meet_the_floors() -> None:
+    # Recorded by the training run: each batch predicted by a model that never saw it. The floors sit under the
+    # measured figures (README); a retrain that falls below them is a regression to look at, not to ship.
+    cv = packaged()["training"]["cv_leave_one_batch_out"]
+    assert cv["precision"] >= 0.9 and cv["recall"] >= 0.75
 
 
-def test_batch_f_is_now_dev_and_caught_without_false_alarms() -> None:
-    # Batch f was written by someone who never saw the detector and run once, blind: P 0.979, R 0.767 (46 of 60,
-    # 1 false alarm: "danke!"). Tuned on since: P 1.000, R 0.983 (59 of 60; the miss needs knowledge: "Dinners
-    # with no meat or fish in them, please." after a list with chicken and salmon).
-    assert all(ex["split"] == "dev" for ex in EXAMPLES if ex["batch"] == "f")
-    precision, recall, false_alarms = precision_recall(rows("dev", "f"))
-    assert recall >= 0.98 and false_alarms == 0
+def test_training_is_deterministic_and_reproduces_the_checkpoint() -> None:
+    lines = []
+    data = train(read_examples([DATA]), without=frozenset(packaged()["training"]["without"]), out=lines.append)
+    assert data == correction_model.CHECKPOINT.read_bytes()
+    assert any(line.startswith("chosen: l2") for line in lines)
 
 
-def test_batch_g_is_now_dev_and_caught_without_false_alarms() -> None:
-    # Batch g was written by someone who never saw the detector, and run once after the round on f was frozen:
-    # P 1.000, R 0.517 (31 of 60, no false alarm). 8 of its corrections (cg15–cg22) were format wishes the request
-    # never stated ("as a table please"): relabelled refinements since (R 31/52 = 0.596 at that freeze). Tuned on
-    # since: P 1.000, R 0.962 (50 of 52; the misses: "50, Alaska and Hawaii count too", "In hands, to the withers.
-    # A hand is 4 inches.").
-    assert all(ex["split"] == "dev" for ex in EXAMPLES if ex["batch"] == "g")
-    relabelled = [ex for ex in EXAMPLES if ex["id"] in {f"cg{i}" for i in range(15, 23)}]
-    assert len(relabelled) == 8 and all(not ex["is_correction"] and ex["shape"] == "refinement" for ex in relabelled)
-    precision, recall, false_alarms = precision_recall(rows("dev", "g"))
-    assert recall >= 0.96 and false_alarms == 0
+@pytest.mark.parametrize("content", [
+    None,  # missing
+    "not json",
+    json.dumps({"schema": "ghost.other.v1"}),
+    json.dumps({"schema": correction_model.SCHEMA, "features_version": FEATURES_VERSION + 1,
+                "heads": {"correction": {"bias": 0, "threshold": 0.5}}, "weights": {"w:no": [1]}}),
+    json.dumps({"schema": correction_model.SCHEMA, "features_version": FEATURES_VERSION,
+                "heads": {"correction": {"bias": 0, "threshold": 0.5}}, "weights": {"w:no": [1, 2]}}),
+    b"\xff\xfe\x00",
+])
+def test_an_unusable_checkpoint_leaves_the_explicit_verdicts_with_a_warning(
+    tmp_path: Path, checkpoint_at: Callable[[Path], None], content: str | bytes | None
+) -> None:
+    path = tmp_path / "correction_model.json"
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    elif content is not None:
+        path.write_text(content, encoding="utf-8")
+    checkpoint_at(path)
+    with capture_logs() as logs:
+        wrong = classify_user_correction("What is 9 * 7?", "That's wrong, it's 63", "9 * 7 = 56")
+        thanks = classify_user_correction("What is 9 * 7?", "thanks!", "9 * 7 = 63")
+        bare = classify_user_correction("capital of australia?", "Canberra", "Sydney")
+    assert wrong.is_correction and wrong.signals == ("explicit_verdict",)
+    assert not thanks.is_correction and not bare.is_correction  # only the rule layer is left
+    warnings = [e for e in logs if e["event"] == "correction_model_unusable"]
+    assert len(warnings) == 1 and warnings[0]["fallback"] == "explicit-verdict rules"
 
 
-def test_held_out_batch_h_written_blind_does_not_regress() -> None:
-    # Batch h was written by someone who never saw the detector, and run once after the round on g was frozen:
-    # P 0.932, R 0.683 (41 of 60, 3 false alarms). On the same batch the detector as this session found it:
-    # P 0.943, R 0.550; after the round on f: P 0.930, R 0.667.
-    precision, recall, false_alarms = precision_recall(rows("heldout", "h"))
-    assert precision >= 0.93 and recall >= 0.68 and false_alarms <= 3
+# --- cost ---------------------------------------------------------------------------------------------------------
 
 
-def test_all_held_out_and_dev() -> None:
-    # Measured: held-out batch a P 1.000, R 1.000; dev (a–g, 709) P 1.000, R 0.977.
-    precision, recall, false_alarms = precision_recall(rows("heldout", "a"))
-    assert precision >= 0.99 and recall >= 0.97 and false_alarms == 0
-    precision, recall, false_alarms = precision_recall(rows("dev"))
-    assert recall >= 0.975 and false_alarms == 0
-
-
-def test_the_legacy_rule_is_kept_and_misses_almost_everything() -> None:
-    precision, recall, false_alarms = precision_recall(rows("heldout"), legacy=True)
-    assert recall < 0.1 and false_alarms == 0
-
-
-# --- cost -----------------------------------------------------------------------------------------------------
-
-
-def test_needles_never_change_what_a_cue_matches() -> None:
-    for ex in EXAMPLES:
-        norm = normalize(ex["follow_up"])
-        for cue in CUES:
-            assert (cue.search(norm) is None) == (cue.pattern.search(norm) is None), (cue.name, ex["id"])
+def test_a_call_costs_well_under_a_millisecond() -> None:
+    classify_user_correction("warm", "up", "the model")
+    sample = EXAMPLES[::4]
+    times = []
+    for ex in sample:
+        start = time.perf_counter()
+        classify_user_correction(ex["prior_user"], ex["follow_up"], ex["prior_reply"])
+        times.append(time.perf_counter() - start)
+    # ~0.2-0.4 ms on an idle core (the bench prints it); loose for a loaded CI machine
+    assert statistics.median(times) < 0.003
 
 
 @pytest.mark.parametrize(
     "message",
-    [
-        "hmm, " * 2000 + "no",
-        "no " * 3000,
-        "a" * 50_000,
-        "?" * 5000,
-        "you " + "x " * 3000 + "instead",
-        "1." * 5000,
-        "that's " * 3000,
-        "def f(x):\n    return x  # not the same error\n" * 500,
-    ],
+    ["hmm, " * 2000 + "no", "no " * 3000, "a" * 50_000, "?" * 5000, "you " + "x " * 3000 + "instead", "1." * 5000,
+     "that's " * 3000, "def f(x):\n    return x  # not the same error\n" * 500, "是" * 20_000],
 )
 def test_pathological_messages_stay_cheap(message: str) -> None:
-    # Only the head and tail of a long message are scanned and no pattern backtracks without bound: each of
-    # these takes well under a millisecond on an idle core; the bound is loose for loaded CI machines.
     start = time.perf_counter()
-    classify_user_correction("prior question " * 500, message, "reply " * 5000 + "?")
+    classify_user_correction("prior question " * 500, message, "reply word " * 5000 + "?")
     assert time.perf_counter() - start < 0.25
 
 
 def test_no_cue_pattern_has_nested_unbounded_repetition() -> None:
-    # A cheap guard against the catastrophic-backtracking shape `(x+)*` / `(x*)+` creeping into a cue.
     nested = re.compile(r"\([^()]*[+*]\)[+*]")
-    assert [cue.name for cue in CUES if nested.search(cue.pattern.pattern)] == []
+    assert [name for name, pattern in CUES.items() if nested.search(pattern)] == []
+
+
+def test_features_are_sorted_unique_and_total() -> None:
+    found = features("What is 9 * 7?", "9 * 7 = 56", "No, it's 63. Silly me for trusting you!")
+    assert found == sorted(set(found))
+    assert {"k:lead_no", "k:irony", "x:number_new", "w:<n>"} <= set(found)
+    assert features("", "", "") == sorted(set(features("", "", "")))

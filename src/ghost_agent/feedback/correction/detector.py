@@ -1,27 +1,26 @@
-"""User-correction classifier: is the user's new message a correction of the agent's previous answer?
+"""User-correction detector: is the user's new message a correction of the agent's previous answer?
 
-The user's next message is the cheapest supervisor free-form chat has. When it corrects the agent, the
-prior turn failed by the user's own verdict. `classify_user_correction` scores the message with the lexical
-cues of `feedback/correction/cues.py`, combined as `feedback/correction/score.py` says — explicit verdicts
-("that's wrong", "not what I asked", "you forgot …", "still doesn't work", "I said …", a leading "no" that
-answers no question) are enough on their own; weaker
-evidence (a contrast "X, not Y", "it should be …", "that's <something else>", a hedge, a rephrase of the prior
-request) needs company — and uses the context to tell a verdict from courtesy: "no thanks", "No, that's all",
-a "no" answering the assistant's own question, "Great, now …", "Actually, one more thing: …". A plain
-counter-statement with no correction wording ("5040", "the Volga is longer", "It's Ottawa", "It is stable",
-"Isn't it Canberra?") is read against the prior request and reply by `feedback/correction/contradiction.py`
-(with `exchange.py`, `values.py` and `relations.py`); a form or
-count the reply broke ("bullets, please", "I count five there") by `form.py`; sarcasm, shouting and
-thanks in any language by `tone.py`.
+The user's next message is the cheapest supervisor free-form chat has. When it corrects the agent, the prior
+turn failed by the user's own verdict. Two layers decide:
 
-Measured on the labelled set `tests/feedback/correction/data/user_corrections.jsonl`
-(`bench/bench_correction_detector.py`).
-The original two-signal rule — an anchored correction phrase AND a rephrase (content-token Jaccard ≥ 0.40), both
-required — is kept as `classify_user_correction_legacy` for that comparison: it never false-alarms but misses
-almost every correction people actually write ("No, wrong format — tell me what 15% of 2340 dollars is, as
-$351.00" overlaps its request by 0.27).
+1. **Explicit verdicts** (`explicit_verdict`): a message that opens with one of a short list of unambiguous
+   phrases ("that's wrong", "that's not what I asked", "you misunderstood", "still doesn't work", …) is a
+   correction whatever else it says. This is the only rule layer, kept because it is exact and needs no model.
+2. **The correction model** (`model.py`, `features.py`): a logistic regression over the follow-up's words and
+   character n-grams, a few dozen cue families (a leading "no", agreement, thanks in several languages, a
+   verdict in another language, irony, a hedge, the user fixing their own request, a new request, …) and how the
+   follow-up relates to the request and the reply (a number the reply did not state, a name new to the exchange,
+   overlap, a quotation of the reply, whether the reply asked something). Its weights are fitted by
+   `scripts/train_correction.py` on the labelled exchanges, and its threshold is chosen for precision by
+   leave-one-batch-out cross-validation: the cues are evidence with learned weights, not decisions.
 
-Purely lexical: no model call, no embeddings, no I/O - it runs on the request path before the turn starts.
+When the checkpoint cannot be used the explicit verdicts decide alone (a warning says so once). The original
+two-signal rule (an anchored correction phrase AND a rephrase) is kept as `classify_user_correction_legacy` for
+the benchmark's comparison. Measured by `bench/bench_correction_detector.py` on
+`tests/feedback/correction/data/user_corrections.jsonl` and on blind batches.
+
+No model call, no embeddings, no I/O: it runs on the request path before the turn starts (well under a
+millisecond).
 """
 
 from __future__ import annotations
@@ -29,17 +28,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ghost_agent.feedback.correction.score import CORRECTION_SCORE_THRESHOLD, score_cues
-from ghost_agent.text.words import STOPWORDS, content_tokens, jaccard  # noqa: F401 - STOPWORDS re-exported
+from ghost_agent.feedback.correction.features import features
+from ghost_agent.feedback.correction.model import default_model
+from ghost_agent.text.words import content_tokens, jaccard
 
 JACCARD_REPHRASE_THRESHOLD = 0.40
 MIN_CURRENT_TOKENS_FOR_REPHRASE = 2
 
 SIGNAL_PHRASE = "phrase"
 SIGNAL_REPHRASE = "rephrase"
-# A rephrase of the prior request is supporting evidence only: "Great, now do the same for Java" re-asks too.
-REPHRASE_SUPPORT_WEIGHT = 0.3
-REPHRASE_SCAN_CHARS = 1000  # overlap and topic are measured on at most this much of each message
+SIGNAL_VERDICT = "explicit_verdict"
+SIGNAL_MODEL = "model"
+OVERLAP_SCAN_CHARS = 1000  # the overlap with the request is measured on at most this much of each message
 
 # The legacy rule's correction phrases (`match_correction_phrase`), written plainly; `_phrase_pattern` makes
 # apostrophes optional (curly or straight) and lets any run of whitespace separate words. Longer phrases first so
@@ -98,6 +98,13 @@ CORRECTION_PHRASES: tuple[str, ...] = (
     "no",
 )
 
+# The explicit-verdict rule layer: the phrases above that are a verdict wherever they open a message. The single
+# words ("no", "nope", "wrong", "actually", "i meant", …) are not among them: "No, that's exactly right", "Actually,
+# one more thing", "wrong question, sorry" — those are for the model, which reads them with the rest.
+EXPLICIT_VERDICTS: frozenset[str] = frozenset(p for p in CORRECTION_PHRASES if " " in p and p not in (
+    "not right", "i meant", "i mean", "not quite",
+))
+
 # Tolerated before the phrase: punctuation/markup (quotes, "> ", "-", "..."), and one filler word.
 _LEAD = r"^[\W_]*(?:(?:please|sorry|hmm+|um+|uh+|well)\b[\W_]*)?"
 # "No one answered", "no problem" and "no worries" open with "no" but are not verdicts on the answer.
@@ -116,15 +123,21 @@ CORRECTION_RE = re.compile(
     re.IGNORECASE,
 )
 
+_LEADING_NO = re.compile(r"[\W_]*(?:no+|nope|nah)\b[\s,.;:!—–-]+", re.IGNORECASE)
+_EXPLICIT = frozenset(p.replace("'", "") for p in EXPLICIT_VERDICTS)  # "thats wrong" typed without the apostrophe
+
+
 @dataclass(frozen=True)
 class CorrectionVerdict:
     """The classifier's answer for one follow-up message.
 
-    `is_correction` is the decision; `signals` names the cues that fired, in the order found (the legacy
-    classifier's are "phrase", "rephrase"); `jaccard` is the content-token overlap with the prior user message
-    (0.0 when either side has no content tokens); `matched_phrase` is the leading cue the message opens with,
-    lowercased ("no", "actually", "wrong", ...), or None; `score` is the summed cue weight (the decision is
-    `score >= CORRECTION_SCORE_THRESHOLD`); `reason` is a one-line account for logs and the sidecar.
+    `is_correction` is the decision; `signals` names what spoke for it: "explicit_verdict" (the rule layer),
+    "model" (P(correction) reached the threshold), then the cue families present (evidence, not decisions; the
+    legacy classifier's are "phrase", "rephrase"); `jaccard` is the content-token overlap with the prior user
+    message (0.0 when either side has no content tokens); `matched_phrase` is the correction phrase the message
+    opens with, lowercased ("no", "actually", "that's wrong", ...), or None; `score` is P(correction) from the
+    model (1.0 / 0.0 for the rule layer alone when there is no model); `reason` is a one-line account for logs and
+    the sidecar (the probability, the threshold and the features that weighed most).
     """
 
     is_correction: bool
@@ -140,48 +153,59 @@ def classify_user_correction(
 ) -> CorrectionVerdict:
     """Classify `current_user_text` as a correction of the reply `prior_reply_text` to `prior_user_text`.
 
-    The reply is optional context: when it ended by asking the user something, a leading "no" is an answer, not
-    a verdict. Never raises: None or any non-string input is treated as an empty message (→ not a correction).
-    Callers holding OpenAI content-part lists should join the text parts first.
+    The reply is optional context (the model reads the follow-up against it: a number it did not state, whether it
+    asked something). Never raises: None or any non-string input is treated as an empty message (→ not a
+    correction). Callers holding OpenAI content-part lists should join the text parts first.
     """
     prior = prior_user_text if isinstance(prior_user_text, str) else ""
     current = current_user_text if isinstance(current_user_text, str) else ""
     reply = prior_reply_text if isinstance(prior_reply_text, str) else ""
-    current_tokens = content_tokens(_capped(current))
-    prior_tokens = content_tokens(_capped(prior))
-    overlap = jaccard(prior_tokens, current_tokens)
-    context = _stems(prior_tokens) | _stems(content_tokens(_capped(reply)))
-    on_topic = not _stems(current_tokens).isdisjoint(context)
-    score, hits = score_cues(current, reply, on_topic=on_topic, prior_request=prior)
-    signals = [h.name for h in hits]
-    if hits and len(current_tokens) >= MIN_CURRENT_TOKENS_FOR_REPHRASE and overlap >= JACCARD_REPHRASE_THRESHOLD:
-        signals.append(SIGNAL_REPHRASE)
-        score += REPHRASE_SUPPORT_WEIGHT
-    is_correction = score >= CORRECTION_SCORE_THRESHOLD - 1e-9  # weights like 0.6 + 0.4 sum in floating point
-    lead = next((h.text for h in hits if h.lead), None)
-    if lead is None and is_correction:  # "Please try again: …", "That's not what I asked": the legacy phrase list
-        lead = match_correction_phrase(current)
-    cues = " + ".join(signals) if signals else "no cue"
+    if not current.strip():
+        return CorrectionVerdict(is_correction=False, reason="empty message")
+    overlap = jaccard(content_tokens(_capped(prior)), content_tokens(_capped(current)))
+    verdict = explicit_verdict(current)
+    model = default_model()
+    signals: list[str] = [SIGNAL_VERDICT] if verdict is not None else []
+    if model is None:
+        p = 1.0 if verdict is not None else 0.0
+        why = f"explicit verdict {verdict!r}" if verdict else "no explicit verdict (no model)"
+        return CorrectionVerdict(verdict is not None, tuple(signals), overlap, verdict, p,
+                                 f"{why}, jaccard={overlap:.2f}")
+    found = features(prior, reply, current)
+    p = model.probabilities(found)[0]
+    threshold = model.thresholds[0]
+    if p >= threshold:
+        signals.append(SIGNAL_MODEL)
+    signals += [f[2:] for f in found if f.startswith("k:")]
+    top = ", ".join(f"{name}{w:+.2f}" for name, w in model.contributions(found, "correction", top=4))
+    lead = verdict or match_correction_phrase(current)
+    reason = (f"{'explicit verdict ' + repr(verdict) + '; ' if verdict else ''}model p={p:.2f} "
+              f"(threshold {threshold:.2f}; {top}), jaccard={overlap:.2f}")
     return CorrectionVerdict(
-        is_correction=is_correction,
+        is_correction=verdict is not None or p >= threshold,
         signals=tuple(signals),
         jaccard=overlap,
-        matched_phrase=" ".join(lead.split()) if lead else None,
-        score=round(score, 3),
-        reason=f"{cues} (score={score:.2f}, jaccard={overlap:.2f})",
+        matched_phrase=lead,
+        score=round(p, 4),
+        reason=reason,
     )
 
 
-def _stems(tokens: frozenset[str]) -> set[str]:
-    """Tokens with a plural "s" dropped ("haikus" ~ "haiku"), for the on-topic test only."""
-    return {t[:-1] if len(t) > 3 and t.endswith("s") and not t.endswith("ss") else t for t in tokens}
+def explicit_verdict(text: object) -> str | None:
+    """The explicit verdict `text` opens with ("that's wrong", "not what i asked", …), after at most one leading
+    "no" ("No, that's wrong"), or None."""
+    if not isinstance(text, str):
+        return None
+    lead = _LEADING_NO.match(text)
+    phrase = match_correction_phrase(text[lead.end():] if lead else text)
+    return phrase if phrase is not None and phrase.replace("'", "") in _EXPLICIT else None
 
 
 def _capped(text: str) -> str:
     """Head and tail of a long message (pasted code or logs): enough to measure a rephrase, bounded in cost."""
-    if len(text) <= REPHRASE_SCAN_CHARS:
+    if len(text) <= OVERLAP_SCAN_CHARS:
         return text
-    half = REPHRASE_SCAN_CHARS // 2
+    half = OVERLAP_SCAN_CHARS // 2
     return text[:half] + " " + text[-half:]
 
 
