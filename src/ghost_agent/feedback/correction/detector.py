@@ -4,8 +4,10 @@ The user's next message is the cheapest supervisor free-form chat has. When it c
 turn failed by the user's own verdict. Two layers decide:
 
 1. **Explicit verdicts** (`explicit_verdict`): a message that opens with one of a short list of unambiguous
-   phrases ("that's wrong", "that's not what I asked", "you misunderstood", "still doesn't work", …) is a
-   correction whatever else it says. This is the only rule layer, kept because it is exact and needs no model.
+   phrases ("that's wrong", "that's not what I asked", "you misunderstood", "still doesn't work", …), or with a
+   "no" followed by what the user needs or does when the reply asked nothing ("No, I write dates as
+   DD/MM/YYYY": the correction that teaches a preference), is a correction whatever else it says. This is the
+   only rule layer, kept because it is exact and needs no model.
 2. **The correction model** (`model.py`, `features.py`): a logistic regression over the follow-up's words and
    character n-grams, a few dozen cue families (a leading "no", agreement, thanks in several languages, a
    verdict in another language, irony, a hedge, the user fixing their own request, a new request, …) and how the
@@ -124,6 +126,16 @@ CORRECTION_RE = re.compile(
 )
 
 _LEADING_NO = re.compile(r"[\W_]*(?:no+|nope|nah)\b[\s,.;:!—–-]+", re.IGNORECASE)
+_FIRST_PERSON = re.compile(r"(?:i|we|my|our)\b", re.IGNORECASE)
+_COURTESY = re.compile(
+    r"(?:i['’]?m|we['’]?re)\s+(?:good|fine|ok|okay|set|all\s+set|done|happy|sure)\b|i\s+(?:think|guess|agree|see"
+    r"|get\s+it|like|love|was|['’]ll|['’]d)\b|we['’]?(?:ll|d)\b",
+    re.IGNORECASE,
+)
+_ASKED = re.compile(
+    r"\?\s*$|\b(?:would you like|do you want|want me to|shall i|should i|anything else|let me know if)\b",
+    re.IGNORECASE,
+)
 _EXPLICIT = frozenset(p.replace("'", "") for p in EXPLICIT_VERDICTS)  # "thats wrong" typed without the apostrophe
 
 
@@ -163,7 +175,7 @@ def classify_user_correction(
     if not current.strip():
         return CorrectionVerdict(is_correction=False, reason="empty message")
     overlap = jaccard(content_tokens(_capped(prior)), content_tokens(_capped(current)))
-    verdict = explicit_verdict(current)
+    verdict = explicit_verdict(current, reply)
     model = default_model()
     signals: list[str] = [SIGNAL_VERDICT] if verdict is not None else []
     if model is None:
@@ -191,14 +203,24 @@ def classify_user_correction(
     )
 
 
-def explicit_verdict(text: object) -> str | None:
-    """The explicit verdict `text` opens with ("that's wrong", "not what i asked", …), after at most one leading
-    "no" ("No, that's wrong"), or None."""
+def explicit_verdict(text: object, reply: object = None) -> str | None:
+    """The explicit verdict `text` opens with, or None: one of the phrases ("that's wrong", "not what i asked",
+    …), after at most one leading "no" ("No, that's wrong"); or a leading "no" followed by what the user needs
+    or does ("No, I write dates as DD/MM/YYYY", "No, we need the hidden files too") when the reply asked nothing
+    ("No, we use pyproject.toml" answers "Do you use setup.py?") and the clause is not courtesy or agreement
+    ("No, I'm good", "No, I think you're right")."""
     if not isinstance(text, str):
         return None
     lead = _LEADING_NO.match(text)
-    phrase = match_correction_phrase(text[lead.end():] if lead else text)
-    return phrase if phrase is not None and phrase.replace("'", "") in _EXPLICIT else None
+    rest = text[lead.end():] if lead else text
+    phrase = match_correction_phrase(rest)
+    if phrase is not None and phrase.replace("'", "") in _EXPLICIT:
+        return phrase
+    if lead and _FIRST_PERSON.match(rest) and not _COURTESY.match(rest):
+        asked = isinstance(reply, str) and _ASKED.search(reply[-300:]) is not None
+        if not asked:
+            return "no, " + rest.split()[0].lower()
+    return None
 
 
 def _capped(text: str) -> str:

@@ -5,14 +5,16 @@ follow-up relates to the request and the reply.
 (`scripts/train_correction.py`) and prediction (`detector.py`) call the same function. Families:
 
 - `w:` words and `b:` word bigrams of the follow-up (lower-cased, numbers as `<n>`, `^`/`$` at its ends);
-- `k:` cue families (`CUES`): an explicit verdict, a leading "no", a "no" of courtesy or agreement, agreement,
+- `k:` cue families (`CUES`): an explicit verdict, a leading "no" (in English or another language), a question
+  that opens with a negative auxiliary ("aren't there 50?"), an interjection ("wait,"), a "no" of courtesy or
+  agreement, agreement,
   praise or thanks (in several languages), a verdict in another language, a hedge, irony, an omission, "I said",
   the user fixing their own request, a new request, a question, own context, "still", "should be", a pasted
   error, shouting;
 - `x:` the exchange: numbers of the follow-up that the reply or request did not state (a counter-value) or that
   the reply did (an echo), word overlap with the request and with the reply (bucketed), capitalised names new to
   the exchange, whether the reply ended by asking something, whether the follow-up asks, quotes the reply back,
-  or is in another script, and its length;
+  or is in another script or language, and its length;
 - `p:` every pair of the `k:`/`x:` features present, so the linear model can weigh combinations ("no" with
   agreement, a new value after a question the reply asked).
 
@@ -43,6 +45,13 @@ CUES: dict[str, str] = {
         rf"|you{_Q}re confusing|confus\w+|typo|error)\b"
     ),
     "lead_no": r"^[\W_]*(?:no+|nope|nah|not)\b",
+    "lead_no_foreign": r"^[\W_]*(?:non|nein|nee|nie|n[aã]o|нет|ne)\b|^[\W_]*(?:いいえ|不是|不对|아니)",
+    "negative_question": (
+        r"^[\W_]*(?:(?:wait|hold on|hang on|hmm+|um+|but|so|and)\b[\s,.!—–-]*)?"
+        rf"(?:aren{_Q}t|isn{_Q}t|shouldn{_Q}t|doesn{_Q}t|don{_Q}t|wasn{_Q}t|weren{_Q}t|won{_Q}t|can{_Q}t|didn{_Q}t"
+        rf"|wouldn{_Q}t|hasn{_Q}t|haven{_Q}t)\b[^.!]*\?"
+    ),
+    "interjection": r"^[\W_]*(?:wait|hold on|hang on|hmm+|huh|erm|um+|uh+)\b",
     "no_courtesy": (
         r"^[\W_]*no+\b[\s,.!-]*(?:thanks|thank|thx|problem|worries|need|rush|complaints|issues|no\b"
         rf"|that{_Q}s (?:all|it|fine|right|correct|perfect|exactly|great|good)|you{_Q}re right|you are right"
@@ -133,6 +142,13 @@ _NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?")
 _WORD = re.compile(r"[^\W\d_]{3,}", re.UNICODE)
 _NAME = re.compile(r"(?<=[\s(\"'])[A-Z][a-z]{2,}")
 _NON_LATIN = re.compile(r"[^\x00-\u024f\u2000-\u206f\U0001f000-\U0001ffff]")
+# Common English words: a follow-up of two or more Latin-script words with none of these is in another language.
+_ENGLISH = frozenset(
+    "the and that this was for you with are not but its it's what why how can should would could have has had "
+    "there their they one all about from into than then just only also still really actually please thanks "
+    "thank wrong right yes yeah nope sure think know need want like use using get got does did don't isn't "
+    "wasn't aren't doesn't didn't can't won't i'm you're that's it's there's what's well okay oh wow".split()
+)
 _ASKS_BACK = re.compile(
     r"\?\s*$|\b(?:would you like|do you want|want me to|shall i|should i|anything else|let me know if)\b",
     re.IGNORECASE,
@@ -179,6 +195,9 @@ def _exchange(request: str, reply: str, text: str, n_tokens: int) -> set[str]:
         out.add("x:asks")
     if _NON_LATIN.search(text):
         out.add("x:other_script")
+    latin_words = [w.lower() for w in _WORD.findall(text) if not _NON_LATIN.search(w)]
+    if len(latin_words) >= 2 and not any(w in _ENGLISH for w in latin_words):
+        out.add("x:not_english")
     reply_tokens = [t for t in _tokens(reply) if t[0].isalnum()]
     if len(reply_tokens) >= QUOTE_WORDS:
         said_text = " " + " ".join(t for t in _tokens(text) if t[0].isalnum()) + " "
