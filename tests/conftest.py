@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import httpx
@@ -115,3 +116,27 @@ async def wait_until(predicate: Any, timeout: float = 5.0) -> None:
 def sse_events(text: str) -> list[str]:
     """The `data:` payloads of an SSE body, in order."""
     return [line[len("data: "):] for line in text.split("\n") if line.startswith("data: ")]
+
+
+@pytest.fixture
+def use_checkpoint(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> Iterator[Callable[[ModuleType, str | bytes | None], Path]]:
+    """Swap a shipped text model's checkpoint (`module.CHECKPOINT`, read by the cached `module.default_model`) for
+    a file holding `content` (None: no file at all) for one test; the cache is dropped before and after."""
+    used: list[ModuleType] = []
+
+    def use(module: ModuleType, content: str | bytes | None) -> Path:
+        path = tmp_path / "checkpoint.json"
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        elif content is not None:
+            path.write_text(content, encoding="utf-8")
+        monkeypatch.setattr(module, "CHECKPOINT", path)
+        module.default_model.cache_clear()
+        used.append(module)
+        return path
+
+    yield use
+    for module in used:
+        module.default_model.cache_clear()

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 from scripts.train_request_kind import CORPUS, Row, build_corpus, read_jsonl, train
@@ -44,18 +45,6 @@ OTHER_PROBES = [
     "Write a haiku about databases.",
     "Summarize the main points of the agile manifesto in 4 bullets.",
 ]
-
-
-@pytest.fixture
-def checkpoint_at(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[Path], None]]:
-    """Point the model at another checkpoint file for one test (the cached model is dropped before and after)."""
-
-    def use(path: Path) -> None:
-        monkeypatch.setattr(kind_model, "CHECKPOINT", path)
-        kind_model.default_model.cache_clear()
-
-    yield use
-    kind_model.default_model.cache_clear()
 
 
 def packaged() -> dict[str, object]:
@@ -107,14 +96,9 @@ def test_features_name_the_regex_signals_and_the_character_cues() -> None:
     b"\xff\xfe\x00",  # not UTF-8
 ])
 def test_an_unusable_checkpoint_falls_back_to_the_regex_rules_with_a_warning(
-    tmp_path: Path, checkpoint_at: Callable[[Path], None], content: str | bytes | None
+    use_checkpoint: Callable[[ModuleType, str | bytes | None], Path], content: str | bytes | None
 ) -> None:
-    path = tmp_path / "request_kind_model.json"
-    if isinstance(content, bytes):
-        path.write_bytes(content)
-    elif content is not None:
-        path.write_text(content, encoding="utf-8")
-    checkpoint_at(path)
+    use_checkpoint(kind_model, content)
     requests = [*CODE_PROBES, *NUMBER_PROBES, *OTHER_PROBES]
     with capture_logs() as logs:
         kinds = [classify(r) for r in requests]

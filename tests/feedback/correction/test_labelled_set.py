@@ -13,8 +13,9 @@ import re
 import statistics
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -28,18 +29,6 @@ from ghost_agent.feedback.correction.features import CUES, FEATURES_VERSION, fea
 DATA = Path(__file__).parent / "data" / "user_corrections.jsonl"
 FIELDS = {"id", "split", "batch", "shape", "is_correction", "prior_user", "prior_reply", "follow_up"}
 EXAMPLES: list[dict[str, Any]] = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines() if line]
-
-
-@pytest.fixture
-def checkpoint_at(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[Path], None]]:
-    """Point the detector at another checkpoint file for one test (the cached model is dropped before and after)."""
-
-    def use(path: Path) -> None:
-        monkeypatch.setattr(correction_model, "CHECKPOINT", path)
-        correction_model.default_model.cache_clear()
-
-    yield use
-    correction_model.default_model.cache_clear()
 
 
 def packaged() -> dict[str, Any]:
@@ -119,14 +108,9 @@ def test_training_is_deterministic_and_reproduces_the_checkpoint() -> None:
     b"\xff\xfe\x00",
 ])
 def test_an_unusable_checkpoint_leaves_the_explicit_verdicts_with_a_warning(
-    tmp_path: Path, checkpoint_at: Callable[[Path], None], content: str | bytes | None
+    use_checkpoint: Callable[[ModuleType, str | bytes | None], Path], content: str | bytes | None
 ) -> None:
-    path = tmp_path / "correction_model.json"
-    if isinstance(content, bytes):
-        path.write_bytes(content)
-    elif content is not None:
-        path.write_text(content, encoding="utf-8")
-    checkpoint_at(path)
+    use_checkpoint(correction_model, content)
     with capture_logs() as logs:
         wrong = classify_user_correction("What is 9 * 7?", "That's wrong, it's 63", "9 * 7 = 56")
         thanks = classify_user_correction("What is 9 * 7?", "thanks!", "9 * 7 = 63")
