@@ -150,13 +150,18 @@ DENSE = {
 
 @pytest.mark.parametrize("name", list(DENSE))
 def test_reading_command_lines_is_linear(name: str) -> None:
+    # Quadratic reading makes 4x the text cost 16x; linear, 4x. A loaded machine can stall one measurement, so
+    # each size keeps its best of up to three tries (a real quadratic fails all three).
     unit = DENSE[name]
-    times = []
-    for size in (125_000, 500_000):
-        text = unit * (size // len(unit))
-        if name == "a tool, then a line of options":
-            text = "mysql" + text
-        t0 = time.perf_counter()
-        redact_text(text)
-        times.append(time.perf_counter() - t0)
-    assert times[1] < 8 * times[0] + 0.5, f"{name}: {times[0]:.2f}s for 125 KB, {times[1]:.2f}s for 500 KB"
+    best = [float("inf"), float("inf")]
+    for _ in range(3):
+        for i, size in enumerate((125_000, 500_000)):
+            text = unit * (size // len(unit))
+            if name == "a tool, then a line of options":
+                text = "mysql" + text
+            t0 = time.perf_counter()
+            redact_text(text)
+            best[i] = min(best[i], time.perf_counter() - t0)
+        if best[1] < 8 * best[0] + 0.5:
+            return
+    assert best[1] < 8 * best[0] + 0.5, f"{name}: {best[0]:.2f}s for 125 KB, {best[1]:.2f}s for 500 KB"
