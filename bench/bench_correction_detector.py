@@ -79,7 +79,8 @@ class Confusion:
 
     def cells(self) -> str:
         counts = f"{self.tp:3d} {self.fp:3d} {self.fn:3d} {self.tn:3d}"
-        return f"{self.precision:5.3f} {self.recall:5.3f} {self.f1:5.3f}  {counts}"
+        precision = f"{self.precision:5.3f}" if self.tp + self.fp else "    -"  # it flagged nothing
+        return f"{precision} {self.recall:5.3f} {self.f1:5.3f}  {counts}"
 
 
 def load(path: Path) -> list[Example]:

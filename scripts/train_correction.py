@@ -156,7 +156,9 @@ def report(examples: Sequence[Example], p: np.ndarray, threshold: float, out: Ca
         lp, lr = precision_recall([legacy[i] for i in idx], a)
         mp, mr = precision_recall([ours[i] for i in idx], a)
         cells = " ".join(f"{c:2d}" for c in confusion([ours[i] for i in idx], a))
-        out(f"{batch:16s} {len(idx):4d} | {lp:5.3f} / {lr:5.3f} | {mp:5.3f} / {mr:5.3f}  {cells}")
+        flagged = any(legacy[i] for i in idx)
+        out(f"{batch:16s} {len(idx):4d} | {f'{lp:5.3f}' if flagged else '    -'} / {lr:5.3f} | "
+            f"{mp:5.3f} / {mr:5.3f}  {cells}")
     out("\nreliability (out-of-fold): bin, count, mean predicted, observed correction rate")
     for name, count, mean_p, rate in reliability(p, actual):
         out(f"  {name}  {count:4d}  {mean_p:.3f}  {rate:.3f}")
