@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ghost_agent.feedback.correction.features import features
+from ghost_agent.feedback.correction.features import features, says_thanks
 from ghost_agent.feedback.correction.model import default_model
 from ghost_agent.text.words import content_tokens, jaccard
 
@@ -207,8 +207,8 @@ def explicit_verdict(text: object, reply: object = None) -> str | None:
     """The explicit verdict `text` opens with, or None: one of the phrases ("that's wrong", "not what i asked",
     …), after at most one leading "no" ("No, that's wrong"); or a leading "no" followed by what the user needs
     or does ("No, I write dates as DD/MM/YYYY", "No, we need the hidden files too") when the reply asked nothing
-    ("No, we use pyproject.toml" answers "Do you use setup.py?") and the clause is not courtesy or agreement
-    ("No, I'm good", "No, I think you're right")."""
+    ("No, we use pyproject.toml" answers "Do you use setup.py?") and the message is not courtesy, agreement or
+    thanks ("No, I'm good", "No, I think you're right", "No, I just wanted a second pair of eyes. Cheers.")."""
     if not isinstance(text, str):
         return None
     lead = _LEADING_NO.match(text)
@@ -216,7 +216,7 @@ def explicit_verdict(text: object, reply: object = None) -> str | None:
     phrase = match_correction_phrase(rest)
     if phrase is not None and phrase.replace("'", "") in _EXPLICIT:
         return phrase
-    if lead and _FIRST_PERSON.match(rest) and not _COURTESY.match(rest):
+    if lead and _FIRST_PERSON.match(rest) and not _COURTESY.match(rest) and not says_thanks(rest):
         asked = isinstance(reply, str) and _ASKED.search(reply[-300:]) is not None
         if not asked:
             return "no, " + rest.split()[0].lower()

@@ -155,6 +155,11 @@ _ASKS_BACK = re.compile(
 )
 
 
+def says_thanks(text: str) -> bool:
+    """Whether `text` thanks (in any of the languages the `thanks` cue knows)."""
+    return _COMPILED["thanks"].search(text[:HEAD_CHARS]) is not None
+
+
 def features(prior_user: str, prior_reply: str, follow_up: str) -> list[str]:
     """The model's features of one exchange (the previous request, the reply, the user's next message)."""
     text = _head_and_tail(follow_up or "")
@@ -242,4 +247,4 @@ def _bucket(value: float, edges: tuple[float, ...]) -> str:
     return f"gt{edges[-1]:g}"
 
 
-__all__ = ["CUES", "FEATURES_VERSION", "features"]
+__all__ = ["CUES", "FEATURES_VERSION", "features", "says_thanks"]
