@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ghost_agent.feedback.correction import detector as detector_module
 from ghost_agent.feedback.correction import model as correction_model
 from ghost_agent.feedback.correction.detector import (
     CorrectionVerdict,
@@ -97,20 +96,9 @@ def groups(examples: list[Example]) -> Iterable[tuple[str, list[Example]]]:
 
 
 def with_checkpoint(path: Path) -> Detector:
-    """The detector reading another checkpoint (the model is swapped in for each call and restored)."""
+    """The detector reading another checkpoint instead of the packaged one."""
     model = correction_model.from_dict(json.loads(path.read_text(encoding="utf-8")))
-
-    def run(ex: Example) -> CorrectionVerdict:
-        saved = correction_model.default_model
-        correction_model.default_model = lambda: model  # type: ignore[assignment]
-        detector_module.default_model = correction_model.default_model  # type: ignore[assignment]
-        try:
-            return classify_user_correction(ex["prior_user"], ex["follow_up"], ex["prior_reply"])
-        finally:
-            correction_model.default_model = saved  # type: ignore[assignment]
-            detector_module.default_model = saved  # type: ignore[assignment]
-
-    return run
+    return lambda ex: classify_user_correction(ex["prior_user"], ex["follow_up"], ex["prior_reply"], model=model)
 
 
 def confusion(detector: Detector, rows: list[Example]) -> Confusion:

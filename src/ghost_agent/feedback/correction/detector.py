@@ -9,7 +9,7 @@ turn failed by the user's own verdict. Two layers decide:
    DD/MM/YYYY": the correction that teaches a preference), is a correction whatever else it says. This is the
    only rule layer, kept because it is exact and needs no model.
 2. **The correction model** (`model.py`, `features.py`): a logistic regression over the follow-up's words and
-   character n-grams, a few dozen cue families (a leading "no", agreement, thanks in several languages, a
+   bigrams, a few dozen cue families (a leading "no", agreement, thanks in several languages, a
    verdict in another language, irony, a hedge, the user fixing their own request, a new request, …) and how the
    follow-up relates to the request and the reply (a number the reply did not state, a name new to the exchange,
    overlap, a quotation of the reply, whether the reply asked something). Its weights are fitted by
@@ -30,8 +30,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ghost_agent.feedback.correction.features import features, says_thanks
+from ghost_agent.feedback.correction.features import features, reply_asks, says_thanks
 from ghost_agent.feedback.correction.model import default_model
+from ghost_agent.text.sparse_model import SparseModel
 from ghost_agent.text.words import content_tokens, jaccard
 
 JACCARD_REPHRASE_THRESHOLD = 0.40
@@ -132,10 +133,6 @@ _COURTESY = re.compile(
     r"|get\s+it|like|love|was|['’]ll|['’]d)\b|we['’]?(?:ll|d)\b",
     re.IGNORECASE,
 )
-_ASKED = re.compile(
-    r"\?\s*$|\b(?:would you like|do you want|want me to|shall i|should i|anything else|let me know if)\b",
-    re.IGNORECASE,
-)
 _EXPLICIT = frozenset(p.replace("'", "") for p in EXPLICIT_VERDICTS)  # "thats wrong" typed without the apostrophe
 
 
@@ -161,12 +158,14 @@ class CorrectionVerdict:
 
 
 def classify_user_correction(
-    prior_user_text: object, current_user_text: object, prior_reply_text: object = None
+    prior_user_text: object, current_user_text: object, prior_reply_text: object = None, *,
+    model: SparseModel | None = None,
 ) -> CorrectionVerdict:
     """Classify `current_user_text` as a correction of the reply `prior_reply_text` to `prior_user_text`.
 
     The reply is optional context (the model reads the follow-up against it: a number it did not state, whether it
-    asked something). Never raises: None or any non-string input is treated as an empty message (→ not a
+    asked something). `model` is the packaged checkpoint unless another is passed (the benchmark compares
+    checkpoints this way). Never raises: None or any non-string input is treated as an empty message (→ not a
     correction). Callers holding OpenAI content-part lists should join the text parts first.
     """
     prior = prior_user_text if isinstance(prior_user_text, str) else ""
@@ -176,7 +175,7 @@ def classify_user_correction(
         return CorrectionVerdict(is_correction=False, reason="empty message")
     overlap = jaccard(content_tokens(_capped(prior)), content_tokens(_capped(current)))
     verdict = explicit_verdict(current, reply)
-    model = default_model()
+    model = model if model is not None else default_model()
     signals: list[str] = [SIGNAL_VERDICT] if verdict is not None else []
     if model is None:
         p = 1.0 if verdict is not None else 0.0
@@ -217,7 +216,7 @@ def explicit_verdict(text: object, reply: object = None) -> str | None:
     if phrase is not None and phrase.replace("'", "") in _EXPLICIT:
         return phrase
     if lead and _FIRST_PERSON.match(rest) and not _COURTESY.match(rest) and not says_thanks(rest):
-        asked = isinstance(reply, str) and _ASKED.search(reply[-300:]) is not None
+        asked = isinstance(reply, str) and reply_asks(reply)
         if not asked:
             return "no, " + rest.split()[0].lower()
     return None

@@ -28,11 +28,14 @@ from __future__ import annotations
 
 import re
 
+from ghost_agent.text.words import jaccard
+
 FEATURES_VERSION = 1
 
 HEAD_CHARS = 400  # a long follow-up (pasted code or a log) is read as its head and its tail
 TAIL_CHARS = 200
 REPLY_CHARS = 2000
+ASK_TAIL_CHARS = 300  # a question the reply ends with is looked for in its last this-many characters
 QUOTE_WORDS = 4  # a run of this many of the reply's words inside the follow-up is a quotation
 
 _Q = "['’]?"  # an optional apostrophe, straight or curly
@@ -155,6 +158,11 @@ _ASKS_BACK = re.compile(
 )
 
 
+def reply_asks(reply: str) -> bool:
+    """Whether the reply ended by asking the user something ("… Would you like the metric version?")."""
+    return _ASKS_BACK.search(reply[-ASK_TAIL_CHARS:]) is not None
+
+
 def says_thanks(text: str) -> bool:
     """Whether `text` thanks (in any of the languages the `thanks` cue knows)."""
     return _COMPILED["thanks"].search(text[:HEAD_CHARS]) is not None
@@ -171,6 +179,8 @@ def features(prior_user: str, prior_reply: str, follow_up: str) -> list[str]:
     out.update(f"b:{a} {b}" for a, b in zip(tokens, tokens[1:], strict=False))
     evidence = {f"k:{name}" for name, pattern in _COMPILED.items() if pattern.search(text)}
     evidence |= _exchange(request, reply, text, len(tokens) - 2)
+    if reply_asks(prior_reply or ""):  # the end of the whole reply, not of the part read for overlap
+        evidence.add("x:reply_asks")
     out |= evidence
     ordered = sorted(evidence)
     out.update(f"p:{a}&{b}" for i, a in enumerate(ordered) for b in ordered[i + 1:])
@@ -189,13 +199,11 @@ def _exchange(request: str, reply: str, text: str, n_tokens: int) -> set[str]:
             out.add("x:number_echo")
     words, reply_words, request_words = _words(text), _words(reply), _words(request)
     if words:
-        out.add(f"x:overlap_reply:{_bucket(_jaccard(words, reply_words), (0.0, 0.1, 0.25, 0.5))}")
-        out.add(f"x:overlap_request:{_bucket(_jaccard(words, request_words), (0.0, 0.1, 0.25, 0.5))}")
+        out.add(f"x:overlap_reply:{_bucket(jaccard(words, reply_words), (0.0, 0.1, 0.25, 0.5))}")
+        out.add(f"x:overlap_request:{_bucket(jaccard(words, request_words), (0.0, 0.1, 0.25, 0.5))}")
         out.add(f"x:new_words:{_bucket(len(words - reply_words - request_words) / len(words), (0.0, 0.3, 0.6, 0.9))}")
     if set(_NAME.findall(" " + text)) - set(_NAME.findall(" " + reply)) - set(_NAME.findall(" " + request)):
         out.add("x:new_name")
-    if _ASKS_BACK.search(reply[-300:]):
-        out.add("x:reply_asks")
     if text.rstrip().endswith("?"):
         out.add("x:asks")
     if _NON_LATIN.search(text):
@@ -232,12 +240,8 @@ def _numbers(text: str) -> set[float]:
     return out
 
 
-def _words(text: str) -> set[str]:
-    return {w.lower() for w in _WORD.findall(text)}
-
-
-def _jaccard(a: set[str], b: set[str]) -> float:
-    return len(a & b) / len(a | b) if a and b else 0.0
+def _words(text: str) -> frozenset[str]:
+    return frozenset(w.lower() for w in _WORD.findall(text))
 
 
 def _bucket(value: float, edges: tuple[float, ...]) -> str:
@@ -247,4 +251,4 @@ def _bucket(value: float, edges: tuple[float, ...]) -> str:
     return f"gt{edges[-1]:g}"
 
 
-__all__ = ["CUES", "FEATURES_VERSION", "features", "says_thanks"]
+__all__ = ["CUES", "FEATURES_VERSION", "features", "reply_asks", "says_thanks"]
