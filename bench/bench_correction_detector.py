@@ -22,20 +22,22 @@ import re
 import sys
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ghost_agent.feedback.correction import model as correction_model
-from ghost_agent.feedback.correction.detector import (
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT)]
+
+from scripts.sparse_fit import Confusion  # noqa: E402
+
+from ghost_agent.feedback.correction import model as correction_model  # noqa: E402
+from ghost_agent.feedback.correction.detector import (  # noqa: E402
     CorrectionVerdict,
     classify_user_correction,
     classify_user_correction_legacy,
 )
 
-DEFAULT_DATA = (
-    Path(__file__).resolve().parents[1] / "tests" / "feedback" / "correction" / "data" / "user_corrections.jsonl"
-)
+DEFAULT_DATA = ROOT / "tests" / "feedback" / "correction" / "data" / "user_corrections.jsonl"
 
 Example = dict[str, Any]
 Detector = Callable[[Example], CorrectionVerdict]
@@ -46,40 +48,10 @@ DETECTORS: dict[str, Detector] = {
 }
 
 
-@dataclass
-class Confusion:
-    tp: int = 0
-    fp: int = 0
-    fn: int = 0
-    tn: int = 0
-
-    def add(self, predicted: bool, actual: bool) -> None:
-        if predicted and actual:
-            self.tp += 1
-        elif predicted:
-            self.fp += 1
-        elif actual:
-            self.fn += 1
-        else:
-            self.tn += 1
-
-    @property
-    def precision(self) -> float:
-        return self.tp / (self.tp + self.fp) if self.tp + self.fp else 0.0
-
-    @property
-    def recall(self) -> float:
-        return self.tp / (self.tp + self.fn) if self.tp + self.fn else 0.0
-
-    @property
-    def f1(self) -> float:
-        p, r = self.precision, self.recall
-        return 2 * p * r / (p + r) if p + r else 0.0
-
-    def cells(self) -> str:
-        counts = f"{self.tp:3d} {self.fp:3d} {self.fn:3d} {self.tn:3d}"
-        precision = f"{self.precision:5.3f}" if self.tp + self.fp else "    -"  # it flagged nothing
-        return f"{precision} {self.recall:5.3f} {self.f1:5.3f}  {counts}"
+def cells(c: Confusion) -> str:
+    counts = f"{c.tp:3d} {c.fp:3d} {c.fn:3d} {c.tn:3d}"
+    precision = f"{c.precision:5.3f}" if c.tp + c.fp else "    -"  # it flagged nothing
+    return f"{precision} {c.recall:5.3f} {c.f1:5.3f}  {counts}"
 
 
 def load(path: Path) -> list[Example]:
@@ -151,8 +123,8 @@ def main(argv: list[str] | None = None) -> int:
     print("\n" + f"{'':22s} | " + " | ".join(f"{name:33s}" for name in detectors))
     print(f"{'':22s} | " + " | ".join(f"{header:33s}" for _ in detectors))
     for label, rows in groups(examples):
-        cells = [confusion(detector, rows).cells() for detector in detectors.values()]
-        print(f"{label:22s} | " + " | ".join(f"{c:33s}" for c in cells))
+        row = [cells(confusion(detector, rows)) for detector in detectors.values()]
+        print(f"{label:22s} | " + " | ".join(f"{c:33s}" for c in row))
 
     if args.errors:
         print("\nnew detector mistakes:")

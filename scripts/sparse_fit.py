@@ -131,6 +131,46 @@ def folds_of(groups: Sequence[str], k: int, seed: int) -> list[int]:
     return [fold_of[g] for g in groups]
 
 
+@dataclass
+class Confusion:
+    """A binary detector's counts, with precision, recall and F1 (the trainers and the benches share it)."""
+
+    tp: int = 0
+    fp: int = 0
+    fn: int = 0
+    tn: int = 0
+
+    @classmethod
+    def of(cls, predicted: Sequence[bool], actual: Sequence[bool]) -> Confusion:
+        c = cls()
+        for p, a in zip(predicted, actual, strict=True):
+            c.add(bool(p), bool(a))
+        return c
+
+    def add(self, predicted: bool, actual: bool) -> None:
+        if predicted and actual:
+            self.tp += 1
+        elif predicted:
+            self.fp += 1
+        elif actual:
+            self.fn += 1
+        else:
+            self.tn += 1
+
+    @property
+    def precision(self) -> float:
+        return self.tp / (self.tp + self.fp) if self.tp + self.fp else 0.0
+
+    @property
+    def recall(self) -> float:
+        return self.tp / (self.tp + self.fn) if self.tp + self.fn else 0.0
+
+    @property
+    def f1(self) -> float:
+        p, r = self.precision, self.recall
+        return 2 * p * r / (p + r) if p + r else 0.0
+
+
 def log_loss(p: np.ndarray, y: np.ndarray, w: np.ndarray) -> float:
     p = np.clip(p, 1e-12, 1 - 1e-12)
     return float(w @ -(y * np.log(p) + (1 - y) * np.log(1 - p)) / w.sum())

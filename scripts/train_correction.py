@@ -36,7 +36,7 @@ import numpy as np
 from ghost_agent.feedback.correction import model as correction_model
 from ghost_agent.feedback.correction.detector import classify_user_correction_legacy
 from ghost_agent.feedback.correction.features import FEATURES_VERSION, features
-from scripts.sparse_fit import MIN_COUNT, fit_head, log_loss, matrix, sigmoid, vocabulary
+from scripts.sparse_fit import MIN_COUNT, Confusion, fit_head, log_loss, matrix, sigmoid, vocabulary
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "feedback" / "correction" / "data" / "user_corrections.jsonl"
@@ -112,16 +112,9 @@ def leave_one_batch_out(examples: Sequence[Example], feature_sets: Sequence[Sequ
     return p
 
 
-def confusion(predicted: Sequence[bool], actual: Sequence[bool]) -> tuple[int, int, int, int]:
-    """(tp, fp, fn, tn)."""
-    pairs = list(zip(predicted, actual, strict=True))
-    return (sum(p and a for p, a in pairs), sum(p and not a for p, a in pairs),
-            sum(a and not p for p, a in pairs), sum(not p and not a for p, a in pairs))
-
-
 def precision_recall(predicted: Sequence[bool], actual: Sequence[bool]) -> tuple[float, float]:
-    tp, fp, fn, _ = confusion(predicted, actual)
-    return (tp / (tp + fp) if tp + fp else 0.0, tp / (tp + fn) if tp + fn else 0.0)
+    c = Confusion.of(predicted, actual)
+    return c.precision, c.recall
 
 
 def choose_threshold(p: np.ndarray, actual: Sequence[bool]) -> float:
@@ -155,7 +148,8 @@ def report(examples: Sequence[Example], p: np.ndarray, threshold: float, out: Ca
         a = [actual[i] for i in idx]
         lp, lr = precision_recall([legacy[i] for i in idx], a)
         mp, mr = precision_recall([ours[i] for i in idx], a)
-        cells = " ".join(f"{c:2d}" for c in confusion([ours[i] for i in idx], a))
+        c = Confusion.of([ours[i] for i in idx], a)
+        cells = " ".join(f"{n:2d}" for n in (c.tp, c.fp, c.fn, c.tn))
         flagged = any(legacy[i] for i in idx)
         out(f"{batch:16s} {len(idx):4d} | {f'{lp:5.3f}' if flagged else '    -'} / {lr:5.3f} | "
             f"{mp:5.3f} / {mr:5.3f}  {cells}")

@@ -24,6 +24,7 @@ from pathlib import Path
 from ghost_agent.text import kind_model
 from ghost_agent.text.fences import find_fences, strip_fences
 from ghost_agent.text.inline_data import find_inline_data
+from ghost_agent.text.sparse_model import bucket
 
 # Bump when `features` changes what it emits: a checkpoint trained on other features is not used (kind_model).
 FEATURES_VERSION = 1
@@ -160,11 +161,11 @@ def features(request: str) -> list[str]:
             out.add(f"c:{cue}")
     out.update(f"c:data:{block.kind}" for block in find_inline_data(text))
     lines = text.count("\n") + 1
-    out.add(f"c:lines:{_bucket(lines, (1, 3, 10))}")
-    out.add(f"c:chars:{_bucket(len(text), (40, 120, 400, 1500))}")
+    out.add(f"c:lines:{bucket(lines, (1, 3, 10))}")
+    out.add(f"c:chars:{bucket(len(text), (40, 120, 400, 1500))}")
     out.update(f"r:{name}" for name, hit in _signals(text).items() if hit)
     plain = _without_code(text)
-    out.add(f"r:numbers:{_bucket(len(_NUMBER.findall(plain)), (0, 1, 2, 5))}")
+    out.add(f"r:numbers:{bucket(len(_NUMBER.findall(plain)), (0, 1, 2, 5))}")
     return sorted(out)
 
 
@@ -188,14 +189,6 @@ def _signals(text: str) -> dict[str, bool]:
         "rules_code": rules.code,
         "rules_quantitative": rules.quantitative,
     }
-
-
-def _bucket(value: int, edges: tuple[int, ...]) -> str:
-    """`value` as a bucket name: `<=e` for the first edge it does not pass, else `>last`."""
-    for edge in edges:
-        if value <= edge:
-            return f"<={edge}"
-    return f">{edges[-1]}"
 
 
 def _rules_code(text: str) -> bool:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -108,6 +108,14 @@ def load(path: Traversable | Path, *, schema: str, heads: tuple[str, ...], featu
     return model
 
 
+def bucket(value: float, edges: Sequence[float]) -> str:
+    """`value` as a feature-name bucket: `<=e` for the first edge it does not pass, else `>last` (`<=3`, `>0.9`)."""
+    for edge in edges:
+        if value <= edge:
+            return f"<={edge:g}"
+    return f">{edges[-1]:g}"
+
+
 def sigmoid(z: float) -> float:
     """The logistic function with the logit clipped to ±35."""
     z = -_LOGIT_CLIP if z < -_LOGIT_CLIP else _LOGIT_CLIP if z > _LOGIT_CLIP else z
@@ -120,4 +128,4 @@ def _finite(value: Any, what: str) -> float:
     return float(value)
 
 
-__all__ = ["CheckpointError", "SparseModel", "from_dict", "load", "sigmoid"]
+__all__ = ["CheckpointError", "SparseModel", "bucket", "from_dict", "load", "sigmoid"]

@@ -28,9 +28,11 @@ from __future__ import annotations
 
 import re
 
+from ghost_agent.text.numbers import numbers_in
+from ghost_agent.text.sparse_model import bucket
 from ghost_agent.text.words import jaccard
 
-FEATURES_VERSION = 1
+FEATURES_VERSION = 2
 
 HEAD_CHARS = 400  # a long follow-up (pasted code or a log) is read as its head and its tail
 TAIL_CHARS = 200
@@ -141,7 +143,6 @@ _CASE_SENSITIVE = {"pasted_error", "shout"}
 _COMPILED = {name: re.compile(p, 0 if name in _CASE_SENSITIVE else re.IGNORECASE) for name, p in CUES.items()}
 
 _TOKEN = re.compile(r"[^\W_]+(?:['’][^\W_]+)?|[^\w\s]", re.UNICODE)
-_NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?")
 _WORD = re.compile(r"[^\W\d_]{3,}", re.UNICODE)
 _NAME = re.compile(r"(?<=[\s(\"'])[A-Z][a-z]{2,}")
 _NON_LATIN = re.compile(r"[^\x00-\u024f\u2000-\u206f\U0001f000-\U0001ffff]")
@@ -189,8 +190,8 @@ def features(prior_user: str, prior_reply: str, follow_up: str) -> list[str]:
 
 def _exchange(request: str, reply: str, text: str, n_tokens: int) -> set[str]:
     """The `x:` features: how the follow-up relates to the request and the reply."""
-    out = {f"x:len:{_bucket(n_tokens, (1, 3, 6, 12, 25))}"}
-    said, stated, asked = _numbers(text), _numbers(reply), _numbers(request)
+    out = {f"x:len:{bucket(n_tokens, (1, 3, 6, 12, 25))}"}
+    said, stated, asked = set(numbers_in(text)), set(numbers_in(reply)), set(numbers_in(request))
     if said:
         out.add("x:number")
         if said - stated - asked:
@@ -199,9 +200,9 @@ def _exchange(request: str, reply: str, text: str, n_tokens: int) -> set[str]:
             out.add("x:number_echo")
     words, reply_words, request_words = _words(text), _words(reply), _words(request)
     if words:
-        out.add(f"x:overlap_reply:{_bucket(jaccard(words, reply_words), (0.0, 0.1, 0.25, 0.5))}")
-        out.add(f"x:overlap_request:{_bucket(jaccard(words, request_words), (0.0, 0.1, 0.25, 0.5))}")
-        out.add(f"x:new_words:{_bucket(len(words - reply_words - request_words) / len(words), (0.0, 0.3, 0.6, 0.9))}")
+        out.add(f"x:overlap_reply:{bucket(jaccard(words, reply_words), (0.0, 0.1, 0.25, 0.5))}")
+        out.add(f"x:overlap_request:{bucket(jaccard(words, request_words), (0.0, 0.1, 0.25, 0.5))}")
+        out.add(f"x:new_words:{bucket(len(words - reply_words - request_words) / len(words), (0.0, 0.3, 0.6, 0.9))}")
     if set(_NAME.findall(" " + text)) - set(_NAME.findall(" " + reply)) - set(_NAME.findall(" " + request)):
         out.add("x:new_name")
     if text.rstrip().endswith("?"):
@@ -230,25 +231,8 @@ def _tokens(text: str) -> list[str]:
     return ["<n>" if t[0].isdigit() else t for t in _TOKEN.findall(text.lower())]
 
 
-def _numbers(text: str) -> set[float]:
-    out = set()
-    for raw in _NUMBER.findall(text):
-        try:
-            out.add(float(raw.replace(",", "")))
-        except ValueError:
-            continue
-    return out
-
-
 def _words(text: str) -> frozenset[str]:
     return frozenset(w.lower() for w in _WORD.findall(text))
-
-
-def _bucket(value: float, edges: tuple[float, ...]) -> str:
-    for edge in edges:
-        if value <= edge:
-            return f"le{edge:g}"
-    return f"gt{edges[-1]:g}"
 
 
 __all__ = ["CUES", "FEATURES_VERSION", "features", "reply_asks", "says_thanks"]
