@@ -11,6 +11,7 @@ from typing import Any, Protocol
 
 from ghost_agent.jsonsafe import JSON
 from ghost_agent.logging import get_logger
+from ghost_agent.text.dates import CalendarAnswer
 from ghost_agent.text.request_kind import RequestKind
 from ghost_agent.tools.base import ToolContext
 from ghost_agent.tools.registry import ToolRegistry
@@ -151,12 +152,28 @@ class CodeOutcome:
 
 
 @dataclass
+class ComputedDay:
+    """A calendar answer computed by a program (the question asked for a date or a weekday): what the program
+    printed, what the draft arrived at (None: it stated none), and the second program's after a disagreement —
+    each as `text.dates` writes it (`2025-04-20`, `Sunday`)."""
+
+    printed: str
+    draft: str | None
+    second: str | None = None
+    answer: CalendarAnswer | None = field(default=None, compare=False)  # `printed` as read (not recorded)
+
+    def to_json(self) -> JSON:
+        return {"printed": self.printed, "draft": self.draft, "second": self.second}
+
+
+@dataclass
 class Computed:
     """A quantitative answer computed by a program: its number (`value`, None when it printed none), the
     draft's own final number, whose program it was (`draft` or `program`); after a disagreement the second
     program's number (`second`, asked when `voted`), and `trusted` when it agreed with the first. `repair`:
     the first program failed and was repaired from its traceback ("ok" when the fix ran, "failed" if not);
-    `data`: how many pasted data blocks were saved for the program to read."""
+    `data`: how many pasted data blocks were saved for the program to read. `day`: the answer was a date or a
+    weekday, compared as one (`value`, `draft` and `second` then stay None)."""
 
     value: float | None
     draft: float | None
@@ -166,9 +183,12 @@ class Computed:
     trusted: bool = False
     repair: str | None = None
     data: int = 0
+    day: ComputedDay | None = None
 
     def to_json(self) -> JSON:
         out: JSON = {"value": self.value, "draft": self.draft, "source": self.source}
+        if self.day is not None:
+            out["day"] = self.day.to_json()
         if self.repair is not None:
             out["repair"] = self.repair
         if self.data:

@@ -21,13 +21,13 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ghost_agent.text import kind_model
+from ghost_agent.text import dates, kind_model
 from ghost_agent.text.fences import find_fences, strip_fences
 from ghost_agent.text.inline_data import find_inline_data
 from ghost_agent.text.sparse_model import bucket
 
 # Bump when `features` changes what it emits: a checkpoint trained on other features is not used (kind_model).
-FEATURES_VERSION = 1
+FEATURES_VERSION = 2
 
 _CODE_VERB = r"(?:write|implement|complete|create|define|code|fix|correct|refactor|rewrite|give\s+me|make|build|add)"
 _CODE_NOUN = r"(?:function|method|class|program|script|snippet|decorator|generator|lambda|routine|code)"
@@ -139,7 +139,8 @@ def features(request: str) -> list[str]:
     - `r:` the regex signals: the old code rule and its parts, an artefact noun (query, regex, command…), a
       language or tool named (first or anywhere), code words of other languages, prose asked for ("write a
       poem"), a stub, "what does it print", a quantity cue, the count of numbers outside code (bucketed),
-      fenced code, "just the number", and the old rules' verdict.
+      fenced code, "just the number", the old rules' verdict, and the calendar signals (`text.dates`): a date or
+      weekday asked for, with an offset from a day ("45 days after …") or of a stated date.
     """
     text = request or ""
     if len(text) > 2 * FEATURE_CHARS:
@@ -169,10 +170,16 @@ def features(request: str) -> list[str]:
     return sorted(out)
 
 
+_OFFSET = re.compile(r"\b\d+(?:\s+|-)(?:days?|weeks?|months?|years?)\b|\b(?:net|in)\s+\d+\b", re.I)
+_MONTH_YEAR = re.compile(
+    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(?:\d{1,2}\w*,?\s+)?\d{4}\b", re.I)
+
+
 def _signals(text: str) -> dict[str, bool]:
     """The regex evidence about `text`, by name (feature `r:<name>` when true)."""
     plain = _without_code(text)
     rules = classify_rules(text)
+    asked = dates.asks_for(plain)
     return {
         "wants_code": bool(_WANTS_CODE.search(text)),
         "wants_artefact": bool(_WANTS_ARTEFACT.search(plain)),
@@ -188,6 +195,9 @@ def _signals(text: str) -> dict[str, bool]:
         "number_only": bool(_NUMBER_ONLY.search(plain)),
         "rules_code": rules.code,
         "rules_quantitative": rules.quantitative,
+        "date_offset": asked is not None and bool(_OFFSET.search(plain)),
+        "weekday_of_date": asked == "weekday" and bool(dates.days_in(plain) or _MONTH_YEAR.search(plain)),
+        "date_asked": asked is not None,
     }
 
 

@@ -264,6 +264,56 @@ async def test_an_agreeing_computation_changes_nothing(ctx: ToolContext, registr
     assert result.final_text == "3 * 12 - 5 = 31 apples." and result.llm_calls == 2
 
 
+DATE_QUESTION = "If today is March 3, 2026, what is the date 45 days from now?"
+DATE_PROGRAM = ("```python\nfrom datetime import date, timedelta\n"
+                "print(date(2026, 3, 3) + timedelta(days=45))\n```")
+
+
+async def test_a_date_answer_is_computed_and_compared_as_a_date(ctx: ToolContext, registry: ToolRegistry) -> None:
+    # Read as numbers, "April 17, 2026" ends in 2026 and the program's "2026-04-17" in 17: they would disagree.
+    llm = backend("45 days from March 3, 2026 is April 17, 2026.", DATE_PROGRAM)
+    result = await answer(llm, ctx, registry, DATE_QUESTION)
+    assert result.final_text == "45 days from March 3, 2026 is April 17, 2026." and result.llm_calls == 2
+    assert "YYYY-MM-DD" in last_user(llm.requests[1]) and "final number" not in last_user(llm.requests[1])
+    assert result.info.computed is not None
+    assert result.info.computed.to_json() == {"value": None, "draft": None, "source": "program",
+                                              "day": {"printed": "2026-04-17", "draft": "2026-04-17", "second": None}}
+
+
+async def test_a_wrong_date_from_memory_is_replaced_when_two_programs_agree(
+    ctx: ToolContext, registry: ToolRegistry
+) -> None:
+    llm = backend("That would be April 15, 2026.", DATE_PROGRAM,
+                  "```python\nimport datetime\nd = datetime.date(2026, 3, 3) + datetime.timedelta(45)\nprint(d)\n```",
+                  "March has 28 days left after the 3rd, and 17 more in April: April 17, 2026.")
+    result = await answer(llm, ctx, registry, DATE_QUESTION + " End with a line `Answer: <date>`.")
+    explain = last_user(llm.requests[3])
+    assert "It prints: April 17, 2026" in explain and "timedelta(days=45)" in explain
+    assert result.final_text.startswith("March has 28 days left") and "April 17, 2026" in result.final_text
+    # the requested line carries the computed date (no extra call), never its digits as a number ("Answer: 17")
+    assert result.final_text.endswith("\n\nAnswer: April 17, 2026") and result.llm_calls == 4
+    assert result.info.computed is not None and result.info.computed.trusted
+    assert result.info.computed.to_json()["day"] == {"printed": "2026-04-17", "draft": "2026-04-15",
+                                                     "second": "2026-04-17"}
+
+
+async def test_a_program_that_prints_a_remembered_date_computes_nothing(
+    ctx: ToolContext, registry: ToolRegistry
+) -> None:
+    llm = backend("That would be April 15, 2026.", "```python\nprint('2026-04-18')\n```")
+    result = await answer(llm, ctx, registry, DATE_QUESTION)
+    assert result.final_text == "That would be April 15, 2026." and result.llm_calls == 2
+    assert result.info.computed is None
+
+
+async def test_a_second_date_program_that_disagrees_keeps_the_draft(ctx: ToolContext, registry: ToolRegistry) -> None:
+    llm = backend("That would be April 15, 2026.", DATE_PROGRAM,
+                  "```python\nfrom datetime import date, timedelta\nprint(date(2026, 3, 3) + timedelta(46))\n```")
+    result = await answer(llm, ctx, registry, DATE_QUESTION)
+    assert result.final_text == "That would be April 15, 2026." and result.llm_calls == 3
+    assert result.info.computed is not None and not result.info.computed.trusted
+
+
 async def test_a_backend_failure_after_the_draft_keeps_the_draft(ctx: ToolContext, registry: ToolRegistry) -> None:
     request = "Tom has 3 boxes of 12 apples and eats 5. How many apples are left?"
     llm = backend("31 apples.", ScriptedReply(error=(503, "busy")))

@@ -14,6 +14,8 @@ decide (`text/request_kind.py` says which):
 - **quantitative questions**: the number is computed by a program (the draft's own, else one the model writes:
   program of thought); when it disagrees with the draft's number a second sampled program votes, and only
   when it agrees with the first program is the answer rewritten to follow the program and its real output.
+  A question whose answer is a date or a weekday ("what date is 100 days after …") is computed the same way,
+  the program asked to print the date, and compared as a date (`text/dates.py`), never as its numbers.
 - **code with a claimed output** ("Output: 5050"): the code is run and the answer rewritten from the real
   output when they disagree.
 - **the requested form** (`agent/checking/form.py`): an `Answer: <n>` line, only JSON, just the number… — a
@@ -39,6 +41,7 @@ from ghost_agent.agent.strategy import (
     CaseTally,
     CodeOutcome,
     Computed,
+    ComputedDay,
     LoopResult,
     LoopRun,
     PreferencesApplied,
@@ -52,6 +55,7 @@ from ghost_agent.llm.base import BackendError, LLMBackend
 from ghost_agent.logging import get_logger
 from ghost_agent.memory.bus import strip_notes_echo
 from ghost_agent.privacy.redact import redact_text
+from ghost_agent.text import dates
 from ghost_agent.text.inline_data import find_inline_data
 from ghost_agent.text.prompts import load_prompt
 from ghost_agent.text.request_kind import RequestKind
@@ -150,8 +154,10 @@ class AnswerFirst:
                 if kind.code and not python_code:
                     run.info.checks_skipped = "the answer's code is not Python: no tests run"
                 final, value = await self._run_claims(run, draft_messages, draft, kind)
-            trusted = run.info.computed is not None and run.info.computed.trusted
-            final = await self._follow_form(run, final, value, trusted=trusted)
+            computed = run.info.computed
+            trusted = computed is not None and computed.trusted
+            day = computed.day.answer if computed is not None and computed.day is not None else None
+            final = await self._follow_form(run, final, value, trusted=trusted, day=day)
             if ctx.preferences:
                 final = await self._follow_preferences(run, final, ctx.preferences)
         except BackendError as exc:
@@ -253,7 +259,8 @@ class AnswerFirst:
             return await self._compute(run, draft) if kind.quantitative and self.config.compute else (draft, None)
         ok, output = await self._execute(run, claim.program, "run the code of the answer", {})
         real = _stdout(output)
-        value = claims.printed_value(real) if ok and kind.quantitative else None
+        calendar_answer = claims.printed_day(real, dates.asks_for(run.user_request)) is not None
+        value = claims.printed_value(real) if ok and kind.quantitative and not calendar_answer else None
         if ok and claims.outputs_agree(claim.claimed_output, real):
             return draft, value
         rewrite = _prompt("revise_output", output=(real if ok else one_line(output, OUTPUT_CHARS))[:OUTPUT_CHARS])
@@ -286,47 +293,87 @@ class AnswerFirst:
             claim, source = await self._program(run, temperature=0.0, data=data), "program"
         if claim is None:
             return draft, None
-        value, claim, repair = await self._value_or_repair(run, claim, f"compute the answer ({source}'s code)", data)
+        out, claim, repair = await self._output_or_repair(run, claim, f"compute the answer ({source}'s code)", data)
+        asked = dates.asks_for(run.user_request)
+        day = claims.printed_day(out, asked) if out is not None else None
+        if day is not None and not claims.computes_day(claim.program):
+            return draft, None  # a recalled date, printed: nothing was computed
+        if day is not None:
+            return await self._computed_day(run, draft, claim, day, asked, Computed(
+                value=None, draft=None, source=source, repair=repair, data=len(data),
+                day=ComputedDay(printed=str(day), draft=None, answer=day)), data)
+        value = claims.printed_value(out) if out is not None else None
         computed = run.info.computed = Computed(value=value, draft=claimed, source=source, repair=repair,
                                                 data=len(data))
         if value is None or claims.same_number(value, claimed):
             return draft, value
         second = await self._program(run, temperature=self.config.sample_temperature, data=data)
-        other = await self._value(run, second.program, "compute the answer again (second opinion)") \
+        other_out = await self._output(run, second.program, "compute the answer again (second opinion)") \
             if second is not None else None
+        other = claims.printed_value(other_out) if other_out is not None else None
         computed.voted, computed.second = True, other
         if not claims.same_number(other, value):
             return draft, None  # no majority against the draft (it sided with the draft, or said something else)
-        explain = _prompt("explain", task=run.user_request[:6000], program=claim.program[:4000],
-                          value=claims.format_number(value))
+        computed.trusted = True
+        return await self._explain(run, draft, claim, claims.format_number(value)), value
+
+    async def _computed_day(self, run: LoopRun, draft: str, claim: claims.CodeClaim, day: dates.CalendarAnswer,
+                            asked: str | None, computed: Computed, data: Sequence[Path]) -> tuple[str, None]:
+        """`_compute_with` for an answer that is a date or a weekday: the same vote, compared as days. Returns no
+        number (a date is not one: the form check must not write its digits as an `Answer:` number)."""
+        run.info.computed = computed
+        assert computed.day is not None
+        stated = claims.final_day(draft, day, run.user_request)
+        computed.day.draft = None if stated is None else str(stated)
+        if day.same(stated):
+            return draft, None
+        second = await self._program(run, temperature=self.config.sample_temperature, data=data)
+        other_out = await self._output(run, second.program, "compute the answer again (second opinion)") \
+            if second is not None else None
+        other = claims.printed_day(other_out, asked or ("weekday" if isinstance(day, dates.Weekday) else "date")) \
+            if other_out is not None and second is not None and claims.computes_day(second.program) else None
+        computed.voted, computed.day.second = True, None if other is None else str(other)
+        if not day.same(other):
+            return draft, None
+        computed.trusted = True
+        return await self._explain(run, draft, claim, day.spoken()), None
+
+    async def _explain(self, run: LoopRun, draft: str, claim: claims.CodeClaim, value: str) -> str:
+        """The answer rewritten to follow the program the vote trusted and its printed `value`."""
+        explain = _prompt("explain", task=run.user_request[:6000], program=claim.program[:4000], value=value)
         answer = await self._text(run, [{"role": "user", "content": explain}], temperature=0.0,
                                   **self._reply_bounds())
-        computed.trusted = True
-        return (answer or draft), value
+        return answer or draft
 
     async def _program(self, run: LoopRun, *, temperature: float, data: Sequence[Path] = ()) -> claims.CodeClaim | None:
         """A program the model writes to compute the answer (the question without its form instructions); told
-        where the question's pasted data was saved (`data`), so it reads it rather than inventing a variable."""
+        where the question's pasted data was saved (`data`), so it reads it rather than inventing a variable.
+        A question asking for a date or a weekday gets a program that prints that (`program_date`,
+        `program_weekday`) instead of "only the final number"."""
         question = _without_form_instructions(run.user_request)[:6000]
-        prompt = _prompt("program", task=question) + _data_note(data)
+        section = {"date": "program_date", "weekday": "program_weekday"}.get(dates.asks_for(run.user_request) or "",
+                                                                          "program")
+        prompt = _prompt(section, task=question) + _data_note(data)
         text = await self._text(run, [{"role": "user", "content": prompt}],
                                 temperature=temperature, max_tokens=self.config.check_max_tokens)
         return _printing_claim(text)
 
-    async def _value(self, run: LoopRun, program: str, description: str) -> float | None:
-        """Run a program; the number it printed last (None when it failed or printed none)."""
+    async def _output(self, run: LoopRun, program: str, description: str) -> str | None:
+        """Run a program; what it printed (None when it failed)."""
         ok, output = await self._execute(run, program, description, {})
-        return claims.printed_value(_stdout(output)) if ok else None
+        return _stdout(output) if ok else None
 
-    async def _value_or_repair(self, run: LoopRun, claim: claims.CodeClaim, description: str,
-                               data: Sequence[Path]) -> tuple[float | None, claims.CodeClaim, str | None]:
+    async def _output_or_repair(self, run: LoopRun, claim: claims.CodeClaim, description: str,
+                                data: Sequence[Path]) -> tuple[str | None, claims.CodeClaim, str | None]:
         """Run the program; when it fails, one repair round: the model sees its program and the traceback and
-        writes a fixed one, which runs in its place. The value, the program that produced it, and how a repair
-        went (None: none was needed)."""
+        writes a fixed one, which runs in its place. What it printed (None: it still failed), the program that
+        printed it, and how a repair went (None: none was needed)."""
         ok, output = await self._execute(run, claim.program, description, {})
         if ok:
-            return claims.printed_value(_stdout(output)), claim, None
-        repair = _prompt("repair_program", program=claim.program[:4000], error=_error_tail(output),
+            return _stdout(output), claim, None
+        prints = {"date": "the date (YYYY-MM-DD)", "weekday": "the day of the week"}.get(
+            dates.asks_for(run.user_request) or "", "the final number")
+        repair = _prompt("repair_program", program=claim.program[:4000], error=_error_tail(output), prints=prints,
                          data=("\n" + _data_note(data).strip()) if data else "")
         text = await self._text(run, [{"role": "user", "content": repair}], temperature=0.0,
                                 max_tokens=self.config.check_max_tokens)
@@ -336,22 +383,29 @@ class AnswerFirst:
         ok, output = await self._execute(run, fixed.program, "run the repaired program", {"repair": True})
         if not ok:
             return None, claim, "failed"
-        return claims.printed_value(_stdout(output)), fixed, "ok"
+        return _stdout(output), fixed, "ok"
 
     # ------------------------------------------------------------------------------------------- form
 
-    async def _follow_form(self, run: LoopRun, text: str, value: float | None, *, trusted: bool = False) -> str:
+    async def _follow_form(self, run: LoopRun, text: str, value: float | None, *, trusted: bool = False,
+                           day: dates.CalendarAnswer | None = None) -> str:
         """Make the reply take the form the request states: a deterministic fix when one is certain (the
-        computed number is used only when the reply's own final number agrees with it), else one short model
-        call. A fix is kept only if every form that already held still holds."""
+        computed number — or date, `day` — is used only when the reply's own final one agrees with it or the vote
+        trusted it), else one short model call. A fix is kept only if every form that already held still holds."""
         specs = form.detect_forms(run.user_request)
         for spec in specs:
-            wrong_value = trusted and value is not None and spec.kind == "answer_line" and \
-                not claims.same_number(value, claims.final_number(text))
+            if value is not None:
+                agreed = claims.same_number(value, claims.final_number(text))
+                shown = claims.format_number(value)
+            elif day is not None:
+                agreed = day.same(claims.final_day(text, day, run.user_request))
+                shown = day.spoken()
+            else:
+                agreed, shown = False, None
+            wrong_value = trusted and shown is not None and spec.kind == "answer_line" and not agreed
             if form.check(text, spec).ok and not wrong_value:
                 continue
-            agreed = value is not None and (trusted or claims.same_number(value, claims.final_number(text)))
-            fixed = form.deterministic_fix(text, spec, value=claims.format_number(value) if agreed and value is not None
+            fixed = form.deterministic_fix(text, spec, value=shown if shown is not None and (trusted or agreed)
                                            else None)
             if fixed is None:
                 prompt = form.fixup_prompt(text, spec)

@@ -1,5 +1,5 @@
 """What a drafted answer claims that execution can check: its runnable code, the output it says that code
-prints, and its final number.
+prints, and its final number (or, for a question whose answer is a date or a weekday, its final day).
 
 Small models often write a program and then *invent* its output ("Output: 42"), or compute by hand next to
 code that would have got it right. The answer-first turn runs the code instead of trusting the claim
@@ -12,6 +12,7 @@ import ast
 import re
 from dataclasses import dataclass
 
+from ghost_agent.text import dates
 from ghost_agent.text.fences import find_fences, strip_fences
 
 _PY_TAGS = frozenset({"python", "python3", "py", "py3"})
@@ -103,6 +104,34 @@ def printed_value(output: str) -> float | None:
         return None
     nums = numbers_in(lines[-1])
     return nums[-1] if nums else None
+
+
+def printed_day(output: str, asked: str | None) -> dates.CalendarAnswer | None:
+    """The date or weekday a compute-the-answer program printed on its last non-empty line (`dates.printed_answer`:
+    `asked` is what the request asks for, `dates.asks_for`); None when it printed none."""
+    lines = [ln for ln in output.strip().splitlines() if ln.strip()]
+    return dates.printed_answer(lines[-1], asked) if lines else None
+
+
+_DATE_WORK = re.compile(r"timedelta|relativedelta|\.(?:iso)?weekday\(|strftime|\bcalendar\.|\.days\b|"
+                        r"(?:from|to)ordinal|\bdatetime\.date\(|\bdate\(|\bdatetime\(")
+
+
+def computes_day(program: str) -> bool:
+    """Whether a program that printed a date worked it out with dates (datetime, calendar) rather than printing
+    one it recalled (`print("2027-12-21")` vouches for nothing)."""
+    return bool(_DATE_WORK.search(program))
+
+
+def final_day(text: str, like: dates.CalendarAnswer, request: str) -> dates.CalendarAnswer | None:
+    """The answer's final date or weekday (of `like`'s kind): from an `Answer:` line when there is one, else from
+    the prose outside code, not counting the dates the request itself gave."""
+    found = _ANSWER_LINE.findall(text)
+    if found:
+        stated = dates.stated_answer(found[-1], like, request)
+        if stated is not None:
+            return stated
+    return dates.stated_answer(_strip_code(text), like, request)
 
 
 def same_number(a: float | None, b: float | None) -> bool:
