@@ -27,7 +27,10 @@ from ghost_agent.eval.transfer_report import (
     LESSON_NONE,
     LESSON_STORED,
     LESSON_TEACH_FAILED,
+    FamilyRun,
+    LessonWait,
     TransferResult,
+    TurnRun,
 )
 from ghost_agent.settings import Settings
 from tests.conftest import daemon_on_port, make_settings
@@ -238,3 +241,26 @@ def test_cli_refuses_what_it_cannot_run(tmp_path: Path) -> None:
     assert code == 2 and "cannot reach the daemon" in err
     code, out, _ = cli("--list", "--families", "dates")
     assert code == 0 and "dates/new-years-eve" in out and "money" not in out
+
+
+def test_probes_whose_answer_got_worse_after_learning_are_reported() -> None:
+    def turn(probe: str, phase: str, *, passed: bool, content: bool) -> TurnRun:
+        return TurnRun(probe_id=probe, family="dates", role="probe", phase=phase, session="s", prompt="?",
+                       passed=passed, content=content, content_reason="" if content else "the date is not stated")
+
+    before = {"dates/a": turn("dates/a", "before", passed=False, content=True),
+              "dates/b": turn("dates/b", "before", passed=False, content=True),
+              "dates/c": turn("dates/c", "before", passed=False, content=False)}
+    run = FamilyRun(family="dates", convention="dd/mm", session="s",
+                    teach=turn("dates/t", "learn", passed=False, content=True), correction=None,
+                    lesson=LessonWait(status=LESSON_STORED),
+                    probes=[turn("dates/a", "after", passed=True, content=True),
+                            turn("dates/b", "after", passed=True, content=False),
+                            turn("dates/c", "after", passed=False, content=False)])
+    result = TransferResult(before=before, families=[run])
+    assert result.content_worse() == ["dates/b"]
+    summary = result.to_dict()["summary"]
+    assert summary["content_worse"] == ["dates/b"] and summary["content_before"]["passed"] == 2
+    assert "worse after learning: 1 (target 0): dates/b" in result.render_table()
+    again = TransferResult.from_dict(json.loads(json.dumps(result.to_dict())))
+    assert again.content_worse() == ["dates/b"]

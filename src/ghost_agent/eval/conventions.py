@@ -44,7 +44,7 @@ CheckFn = Callable[[str, Any], Check]
 _THINK = re.compile(r"<think>.*?</think>", re.S | re.I)
 
 
-def _visible(reply: str) -> str:
+def visible(reply: str) -> str:
     """The reply without a `<think>` section (never shown to the user)."""
     return _THINK.sub("", reply or "")
 
@@ -72,7 +72,7 @@ _SLASH_DATE = re.compile(r"(?<![\d/])(\d{1,2})[/.-](\d{1,2})[/.-](\d{4})(?![\d/]
 def dmy_dates(reply: str, expected: Any) -> Check:
     """Every expected date ("25/12/2025") appears as DD/MM/YYYY, and no date is written another way: no month
     names with a day ("December 25"), no ISO (2025-12-25), no MM/DD order, no unpadded day or month."""
-    text = _visible(reply)
+    text = visible(reply)
     wanted = _strings(expected, "dmy_dates")
     for date in wanted:
         if not re.fullmatch(r"\d{2}/\d{2}/\d{4}", date):
@@ -112,7 +112,7 @@ def currency_code(reply: str, expected: Any) -> Check:
         amounts, code = _strings(expected.get("amounts"), "currency_code"), str(expected.get("code") or "USD")
     else:
         amounts, code = _strings(expected, "currency_code"), "USD"
-    text = _visible(reply)
+    text = visible(reply)
     symbol = _SYMBOL.search(text)
     if symbol:
         return Check.miss(f"currency symbol {symbol.group(0)!r}")
@@ -131,7 +131,7 @@ def currency_code(reply: str, expected: Any) -> Check:
 def python_type_hints(reply: str, expected: Any = None) -> Check:
     """The reply's Python code parses and defines at least one function, and every function annotates every
     parameter (`self`/`cls` of a method excepted, `*args`/`**kwargs` included) and its return value."""
-    code = extract_code(_visible(reply))
+    code = extract_code(visible(reply))
     try:
         tree = ast.parse(code)
     except SyntaxError as exc:
@@ -183,7 +183,7 @@ def _sql_text(reply: str) -> str:
 def sql_lowercase(reply: str, expected: Any = None) -> Check:
     """The reply holds an SQL statement (in a code block, or a line starting with SELECT/INSERT/...), and
     every SQL keyword in it, outside string literals, is lowercase (`select name from t where ...`)."""
-    sql = _SQL_STRING.sub("''", _sql_text(_visible(reply)))
+    sql = _SQL_STRING.sub("''", _sql_text(visible(reply)))
     words = _WORD.findall(sql)
     if not any(w.lower() in _SQL_VERBS for w in words):
         return Check.miss("no SQL statement")
@@ -210,7 +210,7 @@ def kelvin(reply: str, expected: Any) -> Check:
         low, high = (float(x) for x in expected)
     except (TypeError, ValueError):
         raise ValueError(f"kelvin: expected must be [low, high], got {expected!r}") from None
-    text = _visible(reply)
+    text = visible(reply)
     other = _OTHER_SCALE.search(text)
     if other:
         return Check.miss(f"not kelvin: {other.group(0)!r}")
@@ -234,7 +234,7 @@ def kebab_file_names(reply: str, expected: Any = None) -> Check:
     """The reply suggests at least one file name in lowercase kebab-case with two or more words
     (`weekly-team-meeting-notes.md`), and every file name it mentions is lowercase kebab-case (no
     underscores, capitals or spaces). `expected` (optional): the extension the name must have ("md")."""
-    text = _visible(reply)
+    text = visible(reply)
     names = [(m.group(1), m.group(2)) for m in _FILE_NAME.finditer(text)]
     if not names:
         return Check.miss("no file name")
@@ -258,7 +258,7 @@ def time_24h(reply: str, expected: Any) -> Check:
     """Every expected time ("14:30") appears on the 24-hour clock (HH:MM), and nothing is written with AM/PM
     ("2:30 PM", "2:30pm") or as noon/midnight."""
     wanted = _strings(expected, "time_24h")
-    text = _visible(reply)
+    text = visible(reply)
     ampm = _AM_PM.search(text)
     if ampm:
         return Check.miss(f"12-hour clock: {ampm.group(0)!r}")
@@ -280,7 +280,7 @@ _COMMIT_LEAD = re.compile(r"^\s*(?:[-*>]\s+|\d+[.)]\s+)?[`*]*(?:git\s+commit\s+(
 def conventional_commit(reply: str, expected: Any = None) -> Check:
     """Some line of the reply is a commit message starting with a type prefix (`fix: ...`, `feat(ui): ...`,
     `docs: ...`), after quotes, list markers or a `git commit -m` in front of it."""
-    for line in _visible(reply).splitlines():
+    for line in visible(reply).splitlines():
         if _COMMIT.match(_COMMIT_LEAD.sub("", line)):
             return Check.ok()
     return Check.miss("no commit message with a type prefix (fix:, feat:, ...)")
@@ -296,7 +296,7 @@ def semicolon_list(reply: str, expected: Any) -> Check:
     """The list is one line of at least `expected` (an int, or {"min_items": n}) items separated by
     semicolons, each item a few words, and no line of the reply is a bullet or a numbered item."""
     want = int(expected.get("min_items", 2)) if isinstance(expected, Mapping) else int(expected or 2)
-    text = _visible(reply)
+    text = visible(reply)
     marker = next((ln for ln in text.splitlines() if _LIST_MARKER.match(ln)), None)
     if marker is not None:
         return Check.miss(f"bulleted or numbered line: {marker.strip()[:40]!r}")
@@ -320,7 +320,7 @@ def email_sign_off(reply: str, expected: Any) -> Check:
     """The email is signed off with `expected` ("Cheers, Sam": a line of its own, or "Cheers," then "Sam";
     punctuation and case aside), and has no name placeholder ("[Your Name]")."""
     sign_off = _strings(expected, "email_sign_off")[0]
-    text = _visible(reply)
+    text = visible(reply)
     placeholder = _PLACEHOLDER_NAME.search(text)
     if placeholder:
         return Check.miss(f"placeholder {placeholder.group(0)!r}")
@@ -386,4 +386,5 @@ __all__ = [
     "semicolon_list",
     "sql_lowercase",
     "time_24h",
+    "visible",
 ]

@@ -31,6 +31,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ghost_agent import __version__
+from ghost_agent.eval.content import get_content_check
 from ghost_agent.eval.conventions import get_check
 from ghost_agent.eval.suites.transfer import Family, Probe
 from ghost_agent.eval.transfer_client import ChatReply, Counts, HomeStore, TransferClient
@@ -133,16 +134,23 @@ class TransferDriver:
     async def _ask(self, probe: Probe, *, role: str, phase: str, session: str, messages: list[JSON]) -> TurnRun:
         family = self._by_probe[probe.id]
         reply = await self.client.chat(session, messages)
+        content: bool | None = None
+        content_reason = ""
         if reply.error is not None:
             passed, reason = False, "no reply"
         else:
             verdict = get_check(family.check)(reply.text, probe.expected)
             passed, reason = verdict.passed, verdict.reason
+            graded = get_content_check(family.check)(reply.text, probe.expected)
+            content, content_reason = graded.passed, graded.reason
         run = TurnRun(probe_id=probe.id, family=family.id, role=role, phase=phase, session=session,
                       prompt=str(messages[-1]["content"]), passed=passed, reason=reason, reply=reply.text,
-                      trajectory_id=reply.trajectory_id, error=reply.error, duration_ms=round(reply.duration_ms, 1))
+                      trajectory_id=reply.trajectory_id, error=reply.error, duration_ms=round(reply.duration_ms, 1),
+                      content=content, content_reason=content_reason)
         verdict_text = "PASS" if passed else "FAIL"
         why = f"  ({run.error or reason})" if not passed else ""
+        if content is False:
+            why += f"  [content: {content_reason}]"
         self.progress(f"[{phase:<6}] {role:<10} {probe.id:<34} {verdict_text}  {reply.duration_ms / 1000:6.1f}s{why}")
         return run
 

@@ -29,7 +29,8 @@ LESSON_TIMEOUT = "timeout"  # no reflection within the lesson timeout
 class TurnRun:
     """One request of the run and its check: `role` teach | correction | probe | control, `phase` before |
     learn (the teaching and correcting turns) | after. `lessons_shown`: how many lessons the daemon showed the
-    model for it (from the daemon's trajectory; None when the daemon's home could not be read)."""
+    model for it (from the daemon's trajectory; None when the daemon's home could not be read). `content`:
+    whether its answer is right in any form (`eval/content.py`), apart from the convention (`passed`)."""
 
     probe_id: str
     family: str
@@ -44,6 +45,8 @@ class TurnRun:
     error: str | None = None
     duration_ms: float = 0.0
     lessons_shown: int | None = None
+    content: bool | None = None  # the answer right whatever its form (`eval/content.py`); None: not graded
+    content_reason: str = ''
 
     def to_dict(self) -> JSON:
         """A JSON-ready dict (the reply clipped)."""
@@ -179,6 +182,20 @@ class TransferResult:
             "told": None if run.correction is None else run.correction.passed,
         }
 
+    def content_worse(self) -> list[str]:
+        """The probes and controls whose answer was right before learning and is wrong after (target: none)."""
+        runs = [r for f in self.families for r in (*f.probes, *f.controls)]
+        return [r.probe_id for r in runs
+                if r.content is False and (b := self.before.get(r.probe_id)) is not None and b.content is True]
+
+    def content_rate(self, phase: str) -> Rate | None:
+        """How many graded probes and controls had a right answer, before or after learning."""
+        runs = [r for f in self.families for r in (*f.probes, *f.controls)]
+        if phase == "before":
+            runs = self._before_of(runs)
+        graded = [r for r in runs if r.content is not None]
+        return Rate(sum(bool(r.content) for r in graded), len(graded)) if graded else None
+
     def totals(self) -> JSON:
         """The rates over all families: taught probes before/after, controls before/after, lessons stored."""
         probes = [p for f in self.families for p in f.probes]
@@ -192,6 +209,9 @@ class TransferResult:
             "told": Rate(sum(bool(f.correction and f.correction.passed) for f in self.families), len(self.families)),
             "shown": _shown(probes),
             "controls_shown": _shown(controls),
+            "content_before": self.content_rate("before"),
+            "content_after": self.content_rate("after"),
+            "content_worse": self.content_worse(),
         }
 
     def to_dict(self) -> JSON:
@@ -257,6 +277,11 @@ class TransferResult:
         if t["controls_shown"] is not None:
             extra += f", controls shown a lesson {t['controls_shown']}"
         lines.append(extra)
+        if t["content_after"] is not None:
+            worse = t["content_worse"]
+            lines.append(f"content (the answer right in any form): before {t['content_before']}  ->  after "
+                         f"{t['content_after']};  worse after learning: {len(worse)} (target 0)"
+                         + (f": {', '.join(worse)}" if worse else ""))
         return "\n".join(lines) + "\n"
 
 
