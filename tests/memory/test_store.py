@@ -62,9 +62,9 @@ def ids(hits: list[ScoredLesson]) -> list[str]:
 
 def test_schema_on_disk(memory: SkillMemory, db: Path) -> None:
     names = {row[0] for row in raw(db, "SELECT name FROM sqlite_master")}
-    assert {"lessons", "lessons_fts", "lesson_sources"} <= names
+    assert {"lessons", "lessons_fts", "lesson_sources", "lesson_demos"} <= names
     assert raw(db, "PRAGMA journal_mode")[0][0] == "wal"
-    assert raw(db, "PRAGMA user_version")[0][0] == 2
+    assert raw(db, "PRAGMA user_version")[0][0] == 3
 
 
 def test_learn_roundtrip_and_record(memory: SkillMemory) -> None:

@@ -154,6 +154,6 @@ def test_a_version_1_store_is_migrated_and_its_lessons_wait_for_a_pin(db: Path) 
         assert memory.retract_lessons_from_trajectory("traj-old") == 0  # pinned: the operator's decision
     raw = sqlite3.connect(db)
     try:
-        assert raw.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == 3
     finally:
         raw.close()

@@ -33,6 +33,9 @@ class RecentTurn:
     user_request: str
     session_id: str
     examples: tuple[str, ...] = ()  # the worked examples it was shown: a correction demotes them
+    # a reply to a correction that stated a preference: (the corrected turn's id, the request it was about); if the
+    # next message does not correct this reply too, the pair becomes the lesson's demonstration
+    demonstrates: tuple[str, str] | None = None
 
 
 class RecentTurns:

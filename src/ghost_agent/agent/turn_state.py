@@ -144,12 +144,18 @@ class TurnState:
     # correction, then memory: the user's stated preferences for this reply, their quoted words (what this very
     # message states first, then the preference lessons shown); the router and answer-first apply them
     preferences: list[str] = field(default_factory=list)
+    # correction: this message corrected turn X and stated a preference about request R — (X, R); the record
+    # stage stashes it with this reply, which becomes the lesson's demonstration if the user accepts it
+    demonstrates: tuple[str, str] | None = None
 
     # memory (`memory_bus.MemoryStage`): the selfhood wake-up prefix (per-turn system text), the lessons block
-    # (untrusted data for the last user message, never system text) and what the block showed, for the record
+    # (untrusted data for the last user message, never system text) and what the block showed, for the record;
+    # the shown preference lessons' demonstrations (an examples block of replies the user accepted)
     selfhood_prefix: str = ""
     memory_block: str = ""
     lessons_shown: list[JSON] | None = None
+    demos_block: str = ""
+    demonstrations_shown: list[JSON] | None = None
 
     # experience (`experience.ExperienceStage`): the worked-examples block (untrusted data, shown with the lessons
     # block) and which examples it showed (their ids are what a finisher credits or blames: `examples_ids`)
@@ -185,8 +191,9 @@ class TurnState:
 
     @property
     def notes(self) -> str:
-        """What goes in front of the last user message: the lessons block, then the worked-examples block."""
-        return "\n\n".join(block for block in (self.memory_block, self.examples_block) if block)
+        """What goes in front of the last user message: the lessons block, the demonstrations of the preference
+        lessons in it, then the worked-examples block."""
+        return "\n\n".join(block for block in (self.memory_block, self.demos_block, self.examples_block) if block)
 
     @property
     def examples_ids(self) -> list[str]:
@@ -211,6 +218,8 @@ class TurnState:
         extra: JSON = {}
         if self.lessons_shown is not None:
             extra["lessons_shown"] = self.lessons_shown
+        if self.demonstrations_shown is not None:
+            extra["demonstrations_shown"] = self.demonstrations_shown
         if self.examples_shown is not None:
             extra["examples_shown"] = self.examples_shown
         if self.agent is not None:

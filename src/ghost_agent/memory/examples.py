@@ -54,7 +54,8 @@ class ExamplesBlock:
     shown: int
 
 
-def build_examples_block(examples: Sequence[ExampleLike], *, max_chars: int = MAX_CHARS) -> ExamplesBlock:
+def build_examples_block(examples: Sequence[ExampleLike], *, max_chars: int = MAX_CHARS, header: str = HEADER,
+                         answer_label: str = "Checked answer") -> ExamplesBlock:
     """Render `examples` (best first) as the delimited block of at most `max_chars` characters:
 
         <HEADER>
@@ -66,23 +67,24 @@ def build_examples_block(examples: Sequence[ExampleLike], *, max_chars: int = MA
         </ghost-examples>
 
     An example whose answer is empty after neutralizing, or that would not fit, ends the block there. No
-    example fits → "" and `shown` 0.
+    example fits → "" and `shown` 0. `header` and `answer_label` name what the examples are (the preference
+    demonstrations of `memory/demonstrations.py`: replies a user accepted).
     """
     entries: list[str] = []
-    used = _FRAME
+    used = _FRAME - len(HEADER) + len(header)
     for i, example in enumerate(examples, 1):
         answer = neutralize_lines(example.answer)
         request = clip_lines(neutralize_lines(example.request), REQUEST_CHARS)
         if not answer or not request:
             break
-        entry = f"Example {i}. Request:\n{request}\nExample {i}. Checked answer:\n{answer}"
+        entry = f"Example {i}. Request:\n{request}\nExample {i}. {answer_label}:\n{answer}"
         if used + len(entry) + 1 > max_chars:
             break
         entries.append(entry)
         used += len(entry) + 1
     if not entries:
         return ExamplesBlock(text="", shown=0)
-    return ExamplesBlock(text="\n".join([HEADER, OPEN, *entries, CLOSE]), shown=len(entries))
+    return ExamplesBlock(text="\n".join([header, OPEN, *entries, CLOSE]), shown=len(entries))
 
 
 def clip_lines(text: str, limit: int) -> str:

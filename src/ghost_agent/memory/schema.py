@@ -5,7 +5,8 @@ Version 2 (issue 12, item 3) adds to `lessons`: `session_id` (the writing sessio
 `session_key` (a hash of the full session id: what visibility compares), `source` (how the lesson was
 learned), `retracted_at` and `retract_reason` (retraction keeps the row, marked; the FTS row goes). A
 version-1 file is migrated in place at open; its lessons become `source = 'legacy'` with no session, which
-the visibility rule shows to no session until the operator pins one.
+the visibility rule shows to no session until the operator pins one. Version 3 (issue 22) adds `lesson_demos`:
+a preference lesson's demonstrations (`memory/demonstrations.py`); older files gain the empty table at open.
 
 The FTS index holds exactly the non-retracted lessons; `heal_index` rebuilds it when it does not.
 """
@@ -16,9 +17,10 @@ import sqlite3
 from pathlib import Path
 
 from ghost_agent.logging import get_logger
+from ghost_agent.memory import demonstrations
 from ghost_agent.memory.lessons import lesson_tokens
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _SCHEMA_V1 = """
 CREATE TABLE IF NOT EXISTS lessons (
@@ -107,6 +109,7 @@ def migrate(conn: sqlite3.Connection, version: int) -> None:
         if version == 1:  # lessons written before provenance of sessions: no session, shown only when pinned
             conn.execute("UPDATE lessons SET source = 'legacy' WHERE source = ''")
     conn.execute(_V2_INDEX)
+    conn.execute(demonstrations.SCHEMA)
     conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
 

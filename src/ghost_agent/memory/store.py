@@ -1,6 +1,6 @@
 """SkillMemory: lessons with provenance in one SQLite file, BM25 retrieval via FTS5, retraction by trajectory.
 
-Tables (`memory/schema.py`, schema version 2, `PRAGMA user_version`):
+Tables (`memory/schema.py`, schema version 3, `PRAGMA user_version`):
 
 * `lessons` — one row per lesson; `pk` is the integer key the full-text index shares as its rowid.
 * `lessons_fts` — FTS5 over the *normalized* task/mistake/solution (`lesson_tokens`, space-joined) of every
@@ -8,6 +8,8 @@ Tables (`memory/schema.py`, schema version 2, `PRAGMA user_version`):
   disagree with the table after a crash.
 * `lesson_sources` — extra provenance: trajectories whose near-duplicate writes strengthened a lesson
   (`merges` = how many times), so retracting one of them is defined without retracting the lesson.
+* `lesson_demos` — a preference lesson's demonstrations: a request and the reply the user accepted
+  (`memory/demonstrations.py`), shown only with their lesson.
 
 Lessons are data, not instructions (issue 12, item 3): every field is sanitised, redacted and cut to a hard
 cap before it is stored (`memory/sanitize.py`), whoever the writer is.
@@ -35,6 +37,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ghost_agent.logging import get_logger
+from ghost_agent.memory import demonstrations
 from ghost_agent.memory.lessons import LearnResult, Lesson, ScoredLesson, lesson_tokens, relevance_tokens
 from ghost_agent.memory.preference import LESSON_SOURCE as PREFERENCE_SOURCE
 from ghost_agent.memory.preference import preference_text
@@ -206,6 +209,22 @@ class SkillMemory:
         log.info("lesson_learned", lesson_id=lesson.id, action="created" if created else "merged",
                  source_trajectory_id=trajectory, source=lesson.source, scoped=bool(key), uses=lesson.uses)
         return LearnResult(lesson=lesson, created=created, merged_into=None if created else lesson.id)
+
+    def add_demonstration(self, source_trajectory_id: str, request: str, reply: str, *, trajectory_id: str
+                          ) -> list[str]:
+        """Attach the accepted (request, reply) of turn `trajectory_id` to the live preference lessons taught by
+        the turn the user corrected (`demonstrations.attach`); the lesson ids it went to."""
+        with self._transaction() as conn:
+            ids = demonstrations.attach(conn, source_trajectory_id, request, reply, trajectory_id=trajectory_id,
+                                        now=self._clock())
+        if ids:
+            log.info("demonstration_stored", lesson_ids=ids, trajectory_id=trajectory_id)
+        return ids
+
+    def demonstrations(self, lesson_ids: Sequence[str]) -> list[demonstrations.Demonstration]:
+        """The demonstrations attached to these lessons (the caller passes only lessons the turn may see)."""
+        with self._read() as conn:
+            return demonstrations.load(conn, lesson_ids)
 
     def mark_used(self, ids: Iterable[str]) -> int:
         """uses += 1 and last_used = now for each distinct id; returns how many lessons were updated."""

@@ -141,6 +141,7 @@ class AgentSettings:
     check_revisions: int = 1
     check_samples: int = 1
     check_compute: bool = True
+    preference_rewrite: bool = True
     verifier: bool = True
     verifier_refute_confidence: float = 0.7
     memory_top_k: int = 3
@@ -176,6 +177,7 @@ class LearningSettings:
     selfplay_tasks_per_pass: int = 3
     selfplay_attempts: int = 2
     experience_top_k: int = 2
+    demonstrations: bool = True
     experience_max_examples: int = 500
     reflection: bool = True
     reflection_timeout_s: float = 120.0

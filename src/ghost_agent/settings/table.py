@@ -220,6 +220,10 @@ TABLE: tuple[Key, ...] = (
         "Quantitative questions answered without code get a program that computes the answer; a disagreement "
         "is reconciled in one call (answer-first).",
     ),
+    Key("agent", "preference_rewrite",
+        "A turn shown the user's stated preference rewrites its finished reply to follow it (one call, kept only "
+        "when it broke nothing), then checks it was followed and repairs once (answer-first).",
+    ),
     Key("agent", "verifier", "Check tool-using turns' replies against the request (one LLM call)."),
     Key("agent", "verifier_refute_confidence",
         "A REFUTED verdict this confident adds a note to the reply and retracts the turn's lessons.", lo=0.0, hi=1.0,
@@ -281,6 +285,10 @@ TABLE: tuple[Key, ...] = (
     Key("learning", "experience_top_k",
         "Worked examples from the experience bank (validated self-play solutions) shown per request, as a "
         "delimited data block before the last user message (0 = none).", lo=0, hi=10,
+    ),
+    Key("learning", "demonstrations",
+        "Keep the reply a user accepted after stating a preference as that lesson's demonstration, and show it "
+        "with the lesson on similar requests.",
     ),
     Key("learning", "experience_max_examples",
         "Examples the experience bank keeps; past it the lowest-valued (failed after being shown) go first.",

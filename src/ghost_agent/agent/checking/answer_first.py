@@ -84,7 +84,8 @@ class CheckConfig:
     (0 = never);
     `revisions`: repair rounds after a failed check; `samples`: fresh candidates sampled (at
     `sample_temperature`) when the repaired answer still fails; `compute`: write and run a program for
-    quantitative questions the draft answered without code.
+    quantitative questions the draft answered without code; `preferences`: rewrite the finished reply to follow
+    the user's stated preferences shown to the turn.
     """
 
     model: str | None = None
@@ -95,6 +96,7 @@ class CheckConfig:
     samples: int = 1
     sample_temperature: float = 0.8
     compute: bool = True
+    preferences: bool = True
 
 
 @dataclass
@@ -158,7 +160,7 @@ class AnswerFirst:
             trusted = computed is not None and computed.trusted
             day = computed.day.answer if computed is not None and computed.day is not None else None
             final = await self._follow_form(run, final, value, trusted=trusted, day=day)
-            if ctx.preferences:
+            if ctx.preferences and self.config.preferences:
                 final = await self._follow_preferences(run, final, ctx.preferences)
         except BackendError as exc:
             log.warning("answer_first_degraded", status=exc.status, error=one_line(exc.message, 200),

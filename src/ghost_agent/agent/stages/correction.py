@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ghost_agent.agent.recent import RecentTurn
 from ghost_agent.agent.services import AgentServices
 from ghost_agent.agent.turn import Turn
 from ghost_agent.feedback.correction.detector import CorrectionVerdict, classify_user_correction
@@ -70,13 +71,27 @@ def prior_exchange(messages: Any) -> tuple[str, str, str] | None:
 
 
 class CorrectionStage:
-    """Promote the previous turn to FAILED when this message corrects it; retract that turn's lessons."""
+    """Promote the previous turn to FAILED when this message corrects it; retract that turn's lessons. When it
+    does not, and the previous reply answered a correction that stated a preference, that reply was accepted:
+    it becomes the preference lesson's demonstration (`memory/demonstrations.py`)."""
 
     name = "correction"
 
     def __init__(self, services: AgentServices, hooks: list[CorrectionHook] | None = None) -> None:
         self.services = services
         self.hooks = hooks if hooks is not None else []
+
+    async def _accepted(self, recent: RecentTurn, reply: str) -> None:
+        """`recent`'s reply was not corrected: keep it as its preference lesson's demonstration, if it has one."""
+        memory = self.services.memory
+        if recent.demonstrates is None or memory is None or not self.services.settings.learning.demonstrations:
+            return
+        taught_by, request = recent.demonstrates
+        try:
+            await asyncio.to_thread(memory.add_demonstration, taught_by, request, reply,
+                                    trajectory_id=recent.trajectory_id)
+        except Exception as exc:  # noqa: BLE001 - learning bookkeeping must never break the user's turn
+            log.warning("demonstration_failed", trajectory_id=recent.trajectory_id, error=repr(exc))
 
     async def run(self, turn: Turn) -> None:
         exchange = prior_exchange(turn.body.get("messages"))
@@ -88,6 +103,7 @@ class CorrectionStage:
             return
         verdict = classify_user_correction(prior_user or recent.user_request, current, prior_reply)
         if not verdict.is_correction:
+            await self._accepted(recent, prior_reply)
             return
         self.services.recent.pop(prior_reply)
         reason = f"user-correction signal: {verdict.reason}"
@@ -121,8 +137,10 @@ class CorrectionStage:
         )
         preference = stated_preference(prior_user or recent.user_request, current)
         if preference is not None:
-            # What the user just said they want applies to this very reply too (agent/checking/preferences.py).
+            # What the user just said they want applies to this very reply too (agent/checking/preferences.py);
+            # if the user accepts that reply, it demonstrates the lesson on the request it was about.
             turn.state.preferences = [preference]
+            turn.state.demonstrates = (recent.trajectory_id, prior_user or recent.user_request)
         event = CorrectionEvent(
             trajectory_id=recent.trajectory_id,
             session_id=recent.session_id,

@@ -18,11 +18,14 @@ turn until the phase rewrites it, so the prompt cache keeps it; empty when `--no
 
 from __future__ import annotations
 
+import asyncio
+
 from ghost_agent.agent.services import AgentServices
 from ghost_agent.agent.turn import Turn
 from ghost_agent.llm import wire
 from ghost_agent.logging import get_logger
 from ghost_agent.memory.bus import build_lessons_block, lesson_refs
+from ghost_agent.memory.demonstrations import build_demonstrations_block
 from ghost_agent.memory.preference import LESSON_SOURCE as PREFERENCE_SOURCE
 from ghost_agent.memory.preference import preference_text
 from ghost_agent.memory.sanitize import neutralize
@@ -63,8 +66,26 @@ class MemoryStage:
                        and (text := preference_text(neutralize(s.lesson.solution)))]
         if preferences:  # after any the correction stage found in this very message
             turn.state.preferences = list(dict.fromkeys([*turn.state.preferences, *preferences]))
+            await self._demonstrations(turn, [s.lesson.id for s in shown if s.lesson.source == PREFERENCE_SOURCE])
         log.info("lessons_shown", request_id=turn.request_id, ids=[s.lesson.id for s in shown],
                  preferences=len(preferences))
+
+
+    async def _demonstrations(self, turn: Turn, lesson_ids: list[str]) -> None:
+        """The shown preference lessons' demonstrations, as a block next to the notes (none when switched off)."""
+        memory = self.services.memory
+        if memory is None or not self.services.settings.learning.demonstrations:
+            return
+        try:
+            demos = await asyncio.to_thread(memory.demonstrations, lesson_ids)
+        except Exception as exc:  # noqa: BLE001 - a bonus, like the lessons
+            log.warning("demonstrations_failed", request_id=turn.request_id, error=repr(exc))
+            return
+        block = build_demonstrations_block(demos)
+        if block.shown:
+            turn.state.demos_block = block.text
+            turn.state.demonstrations_shown = [{"lesson_id": d.lesson_id, "trajectory_id": d.trajectory_id}
+                                               for d in demos[: block.shown]]
 
 
 def wake_up_prefix(services: AgentServices) -> str:

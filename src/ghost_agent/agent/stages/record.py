@@ -134,5 +134,6 @@ class RecordTrajectory:
         if self.recent is not None and error is None and traj.final_response:
             self.recent.remember(
                 traj.final_response,
-                RecentTurn(traj.id, traj.user_request, traj.session_id, tuple(turn.state.examples_ids)),
+                RecentTurn(traj.id, traj.user_request, traj.session_id, tuple(turn.state.examples_ids),
+                           demonstrates=turn.state.demonstrates),
             )

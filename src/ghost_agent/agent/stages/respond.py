@@ -75,6 +75,7 @@ class AgentConfig:
                 revisions=agent.check_revisions,
                 samples=agent.check_samples,
                 compute=agent.check_compute,
+                preferences=agent.preference_rewrite,
             ),
         )
 
