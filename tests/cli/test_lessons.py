@@ -139,3 +139,17 @@ def test_show_and_pin_print_what_the_model_reads_and_flag_orders(home: GhostHome
     assert code == 0 and "visible to every session (pinned)" in out and "WARNING: " in out
     record = json.loads(cli(home, "show", lesson.id, "--json")[1])
     assert record["shown_as"].startswith("1. When tidy") and len(record["flags"]) >= 2
+
+
+def test_show_names_the_clients_a_lesson_reaches_and_its_demonstrations(home: GhostHome) -> None:
+    with SkillMemory(home.lessons_db) as memory:
+        lesson = memory.learn_lesson("requests like: When is Christmas?", "", "the user's own words: \"I write dates "
+                                     "as DD/MM/YYYY.\"", session_id="alice", source="preference",
+                                     source_trajectory_id="t1").lesson
+        memory.add_demonstration("t1", "When is Christmas Day in 2025?", "It is 25/12/2025.", trajectory_id="t2")
+    code, out, _ = cli(home, "show", lesson.id)
+    assert code == 0 and "x-ghost-session-id or the `user` field" in out
+    assert "demonstration 1 (a reply the user accepted" in out and "  | It is 25/12/2025." in out
+    code, out, _ = cli(home, "show", lesson.id, "--json")
+    assert json.loads(out)["demonstrations"] == [
+        {"request": "When is Christmas Day in 2025?", "reply": "It is 25/12/2025.", "trajectory_id": "t2"}]

@@ -32,6 +32,7 @@ from ghost_agent.cli.models import home_logging
 from ghost_agent.home import GhostHome
 from ghost_agent.logging import get_logger
 from ghost_agent.memory.bus import shown_as
+from ghost_agent.memory.demonstrations import Demonstration
 from ghost_agent.memory.lessons import STATUSES, Lesson
 from ghost_agent.memory.sanitize import instruction_flags, strip_controls
 from ghost_agent.memory.store import SkillMemory, SkillMemoryError
@@ -105,7 +106,7 @@ def cmd_lessons(
                 if lesson is None:
                     return EXIT_FAIL
                 if command == "show":
-                    _write(out, args.json, lesson, full=True)
+                    _write(out, args.json, lesson, full=True, demos=memory.demonstrations([lesson.id]))
                     return EXIT_OK
                 return _act(memory, command, lesson, args, out, err)
         except SkillMemoryError as exc:
@@ -187,7 +188,8 @@ def visibility(lesson: Lesson) -> str:
     if status == "pinned":
         return "every session (pinned)"
     if lesson.session_id:
-        return f"only session {lesson.session_id!r} (pin it to show it to every session)"
+        return (f"only session {lesson.session_id!r}: the client conversations that send it as x-ghost-session-id "
+                "or the `user` field (pin it to show it to every session)")
     return "no session until pinned (no session recorded)"
 
 
@@ -238,13 +240,21 @@ def format_shown(lesson: Lesson) -> str:
     return "\n".join(lines)
 
 
-def _write(out: IO[str], as_json: bool, lesson: Lesson, *, full: bool = False) -> None:
+def _write(out: IO[str], as_json: bool, lesson: Lesson, *, full: bool = False,
+           demos: Sequence[Demonstration] = ()) -> None:
     if as_json:
         record = {**lesson.to_dict(), "visible_to": visibility(lesson), "shown_as": shown_as(lesson),
                   "flags": flags(lesson)}
+        if full:
+            record["demonstrations"] = [{"request": d.request, "reply": d.reply, "trajectory_id": d.trajectory_id}
+                                        for d in demos]
         out.write(orjson.dumps(record, option=orjson.OPT_INDENT_2).decode() + "\n")
     elif full:
         out.write(format_lesson(lesson) + "\n" + format_shown(lesson) + "\n")
+        for i, demo in enumerate(demos, 1):  # shown with the lesson, to the same clients
+            out.write(f"demonstration {i} (a reply the user accepted, shown with the lesson):\n"
+                      f"  request: {_one_line(demo.request)[:200]}\n"
+                      + "\n".join("  | " + line for line in strip_controls(demo.reply).splitlines()) + "\n")
     else:
         out.write(f"{lesson.id}  {lesson.status}  visible to {visibility(lesson)}\n")
         if lesson.status == "pinned":
