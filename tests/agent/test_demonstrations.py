@@ -67,9 +67,11 @@ async def test_an_accepted_reply_becomes_the_lessons_demonstration_and_is_shown_
     url, llm = upstream
     llm.enqueue(ScriptedReply(content="December 25, 2025."),                       # turn 1
                 ScriptedReply(content="It is December 25, 2025."), ScriptedReply(content=ACCEPTED),  # 2: draft, rewrite
+                ScriptedReply(content="yes"),
                 ScriptedReply(content="Glad it helps!"), ScriptedReply(content="Glad it helps!"),    # 3
                 ScriptedReply(content="Halloween 2026 is October 31, 2026."),      # 4: bob, no lesson
-                ScriptedReply(content="31/10/2026."), ScriptedReply(content="31/10/2026."))          # 5: alice
+                ScriptedReply(content="31/10/2026."), ScriptedReply(content="31/10/2026."),          # 5: alice
+                ScriptedReply(content="yes"))
     settings = settings_for(tmp_path, url)
     async with daemon(settings) as client:
         await correct(client, settings)
@@ -98,8 +100,9 @@ async def test_a_reply_corrected_again_is_no_demonstration(
     url, llm = upstream
     again = "No, that's still wrong. I said DD/MM/YYYY: 25/12/2025."
     llm.enqueue(ScriptedReply(content="December 25, 2025."), ScriptedReply(content="It is December 25, 2025."),
-                ScriptedReply(content="It is 12/25/2025."), ScriptedReply(content="25/12/2025."),
-                ScriptedReply(content="25/12/2025."))
+                ScriptedReply(content="It is 12/25/2025."), ScriptedReply(content="yes"),
+                ScriptedReply(content="25/12/2025."), ScriptedReply(content="25/12/2025."),
+                ScriptedReply(content="yes"))
     settings = settings_for(tmp_path, url)
     async with daemon(settings) as client:
         await correct(client, settings)
@@ -111,9 +114,42 @@ async def test_a_reply_corrected_again_is_no_demonstration(
 async def test_demonstrations_off_stores_none(tmp_path: Path, upstream: tuple[str, ScriptedBackend]) -> None:
     url, llm = upstream
     llm.enqueue(ScriptedReply(content="December 25, 2025."), ScriptedReply(content="It is December 25, 2025."),
-                ScriptedReply(content=ACCEPTED), ScriptedReply(content="Glad it helps!"),
-                ScriptedReply(content="Glad it helps!"))
+                ScriptedReply(content=ACCEPTED), ScriptedReply(content="yes"), ScriptedReply(content="Glad it helps!"),
+                ScriptedReply(content="Glad it helps!"), ScriptedReply(content="yes"))
     settings = settings_for(tmp_path, url, demonstrations=False)
+    async with daemon(settings) as client:
+        await correct(client, settings)
+        await chat(client, "thanks, perfect", "alice",
+                   messages=conversation(FIRST, "December 25, 2025.", CORRECTION, ACCEPTED, "thanks, perfect"))
+    assert demos(settings) == []
+
+
+async def test_a_new_conversation_of_the_same_client_accepts_the_reply_too(
+    tmp_path: Path, upstream: tuple[str, ScriptedBackend]
+) -> None:
+    url, llm = upstream
+    llm.enqueue(ScriptedReply(content="December 25, 2025."), ScriptedReply(content="It is December 25, 2025."),
+                ScriptedReply(content=ACCEPTED), ScriptedReply(content="yes"), ScriptedReply(content="31/10/2026."),
+                ScriptedReply(content="31/10/2026."), ScriptedReply(content="31/10/2026."),
+                ScriptedReply(content="yes"))
+    settings = settings_for(tmp_path, url)
+    async with daemon(settings) as client:
+        await correct(client, settings)
+        await chat(client, "Write a haiku about the sea.", "bob")  # another client's turn decides nothing
+        assert demos(settings) == []
+        await chat(client, LATER, "alice")  # a new chat: the user moved on without correcting the reply
+        assert [(d.request, d.reply) for d in await wait_for(lambda: demos(settings))] == [(FIRST, ACCEPTED)]
+
+
+async def test_a_reply_judged_not_to_follow_the_preference_is_no_demonstration(
+    tmp_path: Path, upstream: tuple[str, ScriptedBackend]
+) -> None:
+    url, llm = upstream
+    llm.enqueue(ScriptedReply(content="December 25, 2025."), ScriptedReply(content="It is December 25, 2025."),
+                ScriptedReply(content=ACCEPTED), ScriptedReply(content="no"), ScriptedReply(content=ACCEPTED),
+                ScriptedReply(content="Glad it helps!"), ScriptedReply(content="Glad it helps!"),
+                ScriptedReply(content="yes"))
+    settings = settings_for(tmp_path, url)
     async with daemon(settings) as client:
         await correct(client, settings)
         await chat(client, "thanks, perfect", "alice",

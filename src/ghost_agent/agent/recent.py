@@ -44,7 +44,22 @@ class RecentTurns:
     def __init__(self, capacity: int = DEFAULT_CAPACITY) -> None:
         self.capacity = max(1, capacity)
         self._items: OrderedDict[str, RecentTurn] = OrderedDict()
+        self._pending: OrderedDict[str, tuple[str, RecentTurn]] = OrderedDict()
         self._lock = threading.Lock()
+
+    def hold_demonstration(self, session: str, reply: str, turn: RecentTurn) -> None:
+        """Hold `turn` (a reply to a correction that stated a preference) until the session's next message says
+        whether the user accepted it; one per session, the newest."""
+        with self._lock:
+            self._pending[session] = (reply, turn)
+            self._pending.move_to_end(session)
+            while len(self._pending) > self.capacity:
+                self._pending.popitem(last=False)
+
+    def take_demonstration(self, session: str) -> tuple[str, RecentTurn] | None:
+        """The (reply, turn) held for `session`, removed; None when none is held."""
+        with self._lock:
+            return self._pending.pop(session, None)
 
     def remember(self, reply: str, turn: RecentTurn) -> None:
         """Stash a turn under its reply's fingerprint (an empty reply is not stashed)."""

@@ -202,14 +202,23 @@ class Computed:
 
 @dataclass(frozen=True)
 class PreferencesApplied:
-    """The rewrite for the user's stated preferences: how many, whether it was kept, why not."""
+    """The rewrite for the user's stated preferences: how many, whether it was kept, why not; then the check:
+    P(the reply follows them) as judged (`followed`, None when not judged or unreadable), and whether the one
+    repair it called for was kept (`repaired`, None when none was asked)."""
 
     count: int
     applied: bool
     reason: str
+    followed: float | None = None
+    repaired: bool | None = None
 
     def to_json(self) -> JSON:
-        return {"count": self.count, "applied": self.applied, "reason": self.reason}
+        out: JSON = {"count": self.count, "applied": self.applied, "reason": self.reason}
+        if self.followed is not None:
+            out["followed"] = round(self.followed, 4)
+        if self.repaired is not None:
+            out["repaired"] = self.repaired
+        return out
 
 
 @dataclass

@@ -21,22 +21,8 @@ from typing import Any
 
 from ghost_agent.eval.conventions import Check, CheckFn, visible
 from ghost_agent.sandbox.code_program import extract_code
-from ghost_agent.text.dates import Day, days_in
+from ghost_agent.text.dates import Day, states_day
 from ghost_agent.text.numbers import numbers_in
-
-_NUMERIC_DATE = re.compile(r"(?<![\d/.-])(\d{1,2})[/.-](\d{1,2})[/.-](\d{4})(?![\d/])")
-
-
-def stated_date(text: str, want: Day) -> bool:
-    """Whether `text` states the day `want` in any format: a written or ISO date (`text.dates`), or a numeric
-    one in either day/month order ("25/12/2025", "12/25/2025")."""
-    if any(want.same(day) for day in days_in(text)):
-        return True
-    for m in _NUMERIC_DATE.finditer(text):
-        a, b, year = int(m.group(1)), int(m.group(2)), int(m.group(3))
-        if year == want.year and {(a, b), (b, a)} & {(want.day, want.month)}:
-            return True
-    return False
 
 
 def dates(reply: str, expected: Any) -> Check:
@@ -44,7 +30,7 @@ def dates(reply: str, expected: Any) -> Check:
     text = visible(reply)
     for raw in [expected] if isinstance(expected, str) else list(expected or []):
         day, month, year = (int(x) for x in str(raw).split("/"))
-        if not stated_date(text, Day(month, day, year)):
+        if not states_day(text, Day(month, day, year)):
             return Check.miss(f"the date {raw} is not stated in any form")
     return Check.ok()
 
@@ -171,4 +157,4 @@ def get_content_check(name: str) -> CheckFn:
 
 
 __all__ = ["CONTENT", "amounts", "commit_message", "dates", "email", "file_name", "get_content_check", "list_items",
-           "python_function", "sql_statement", "stated_date", "temperature", "times"]
+           "python_function", "sql_statement", "temperature", "times"]

@@ -152,6 +152,21 @@ def stated_answer(text: str, like: CalendarAnswer, request: str = "") -> Calenda
     return own[-1] if own else None
 
 
+_NUMERIC_DATE = re.compile(r"(?<![\d/.-])(\d{1,2})[/.-](\d{1,2})[/.-](\d{4})(?![\d/])")
+
+
+def states_day(text: str, want: Day) -> bool:
+    """Whether `text` states the day `want` in any format: a written or ISO date, or a numeric one in either
+    day/month order ("25/12/2025", "12/25/2025", "25.12.2025") — a reformatted date is still the same day."""
+    if any(want.same(day) for day in days_in(text)):
+        return True
+    for m in _NUMERIC_DATE.finditer(text):
+        a, b, year = int(m.group(1)), int(m.group(2)), int(m.group(3))
+        if (want.year is None or year == want.year) and (want.day, want.month) in ((a, b), (b, a)):
+            return True
+    return False
+
+
 def _day(m: re.Match[str]) -> Day | None:
     month_text = m.group("month")
     month = int(month_text) if month_text.isdigit() else _MONTHS.get(month_text.lower().rstrip("."))
@@ -166,4 +181,4 @@ def _day(m: re.Match[str]) -> Day | None:
 
 
 __all__ = ["CalendarAnswer", "Day", "Weekday", "asks_for", "days_in", "printed_answer", "stated_answer",
-           "weekdays_in"]
+           "states_day", "weekdays_in"]

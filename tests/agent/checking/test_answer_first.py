@@ -404,3 +404,48 @@ async def test_a_users_own_file_of_that_name_is_never_overwritten(ctx: ToolConte
     await answer(llm, ctx, registry, CSV_REQUEST)
     assert (ctx.workspace / "request-data.csv").read_text() == "mine\n"
     assert "request-data.csv" not in last_user(llm.requests[1])
+
+
+DATES = "I write dates as DD/MM/YYYY."
+
+
+async def test_a_reply_judged_not_to_follow_the_preference_is_repaired_once(
+    ctx: ToolContext, registry: ToolRegistry
+) -> None:
+    request = "When is Christmas Day in 2025?"
+    llm = backend("It is December 25, 2025.", "It is December 25, 2025.", "no", "It is 25/12/2025.")
+    result = await answer(llm, ctx, registry, request, preferences=[DATES])
+    assert result.final_text == "It is 25/12/2025." and result.llm_calls == 4
+    judge, repair = llm.requests[2], llm.requests[3]
+    assert judge["max_tokens"] == 1 and judge["top_logprobs"] == 5 and f'"{DATES}"' in last_user(judge)
+    assert repair["messages"][-2] == {"role": "assistant", "content": "It is December 25, 2025."}
+    assert "still does not follow" in last_user(repair)
+    assert result.info.preferences is not None
+    assert result.info.preferences.to_json() == {"count": 1, "applied": False, "reason": "unchanged",
+                                                 "followed": 0.0, "repaired": True}
+
+
+async def test_a_rewrite_that_changes_the_computed_date_is_refused_and_a_reformatted_one_kept(
+    ctx: ToolContext, registry: ToolRegistry
+) -> None:
+    draft = "45 days from March 3, 2026 is April 17, 2026."
+    llm = backend(draft, DATE_PROGRAM, "It is 18/04/2026.", "no", "It is 17/04/2026.")
+    result = await answer(llm, ctx, registry, DATE_QUESTION, preferences=[DATES])
+    assert result.final_text == "It is 17/04/2026."  # the same day, in the user's format
+    assert result.info.preferences is not None
+    assert result.info.preferences.reason == "the rewrite no longer states the checked answer"
+    assert result.info.preferences.repaired is True
+
+
+async def test_a_repair_that_breaks_the_answer_keeps_the_reply(ctx: ToolContext, registry: ToolRegistry) -> None:
+    draft = "45 days from March 3, 2026 is April 17, 2026."
+    llm = backend(draft, DATE_PROGRAM, "It is 17/04/2026.", "no", "It is 16/04/2026.")
+    result = await answer(llm, ctx, registry, DATE_QUESTION, preferences=[DATES])
+    assert result.final_text == "It is 17/04/2026."
+    assert result.info.preferences is not None and result.info.preferences.repaired is False
+
+
+async def test_a_failed_judgement_keeps_the_accepted_rewrite(ctx: ToolContext, registry: ToolRegistry) -> None:
+    llm = backend("It is December 25, 2025.", "It is 25/12/2025.", ScriptedReply(error=(503, "busy")))
+    result = await answer(llm, ctx, registry, "When is Christmas Day in 2025?", preferences=[DATES])
+    assert result.final_text == "It is 25/12/2025."

@@ -49,13 +49,15 @@ async def test_a_preference_routes_to_the_agent_and_the_reply_is_rewritten_to_fo
 ) -> None:
     url, llm = upstream
     llm.enqueue(ScriptedReply(content="The winter solstice in 2027 is on December 22, 2027."),
-                ScriptedReply(content="Rewritten reply: The winter solstice in 2027 is on 22/12/2027."))
+                ScriptedReply(content="Rewritten reply: The winter solstice in 2027 is on 22/12/2027."),
+                ScriptedReply(content="yes"))
     settings = settings_for(tmp_path, url)
     lesson_id = teach(settings)
     async with daemon(settings) as client:
         response = await chat(client, REQUEST, "alice")
     assert response.json()["choices"][0]["message"]["content"] == "The winter solstice in 2027 is on 22/12/2027."
-    draft, rewrite = llm.requests
+    draft, rewrite, judge = llm.requests
+    assert judge["max_tokens"] == 1 and judge["logprobs"] is True and "22/12/2027" in rewrite_prompt(judge)
     assert DATES in draft["messages"][-1]["content"]  # the lesson was in the notes block of the draft
     prompt = rewrite_prompt(rewrite)
     assert f'"{DATES}"' in prompt and "December 22, 2027" in prompt and REQUEST in prompt
@@ -63,7 +65,7 @@ async def test_a_preference_routes_to_the_agent_and_the_reply_is_rewritten_to_fo
     traj = stored(settings, response.headers["x-ghost-trajectory-id"])
     assert traj.router is not None and traj.router["reason"] == "user_preference"
     assert [r["id"] for r in traj.extra["lessons_shown"]] == [lesson_id]
-    assert traj.extra["agent"]["preferences"] == {"count": 1, "applied": True, "reason": ""}
+    assert traj.extra["agent"]["preferences"] == {"count": 1, "applied": True, "reason": "", "followed": 1.0}
 
 
 async def test_the_correcting_turn_itself_follows_the_preference_it_states(
@@ -73,7 +75,7 @@ async def test_the_correcting_turn_itself_follows_the_preference_it_states(
     first_request = "When is Christmas Day in 2025? Just the date."
     correction = "No, I write dates as DD/MM/YYYY. When is Christmas Day 2025?"
     llm.enqueue(ScriptedReply(content="December 25, 2025."), ScriptedReply(content="It is December 25, 2025."),
-                ScriptedReply(content="It is 25/12/2025."))
+                ScriptedReply(content="It is 25/12/2025."), ScriptedReply(content="yes"))
     settings = settings_for(tmp_path, url)
     async with daemon(settings) as client:
         await chat(client, first_request, "alice")
@@ -155,3 +157,19 @@ def test_clean_rewrite_drops_echoed_scaffolding() -> None:
     assert clean_rewrite("Here is the rewritten reply:\n16:45") == "16:45"
     echoed = "```sql\nselect 1;\n```\n\nThe user's preference: \"SQL keywords in lowercase\""
     assert clean_rewrite(echoed) == "```sql\nselect 1;\n```"
+
+
+def test_p_yes_reads_the_first_tokens_top_logprobs_and_falls_back_to_the_word() -> None:
+    import math
+
+    from ghost_agent.agent.checking.preferences import p_yes
+
+    def response(top: list[tuple[str, float]], content: str = "No") -> dict[str, Any]:
+        first = {"token": content, "logprob": -0.1, "top_logprobs": [{"token": t, "logprob": math.log(p)}
+                                                                     for t, p in top]}
+        return {"choices": [{"message": {"content": content}, "logprobs": {"content": [first]}}]}
+
+    assert p_yes(response([("Yes", 0.2), ("No", 0.6), (" yes", 0.05), ("Maybe", 0.1)])) == pytest.approx(0.25 / 0.85)
+    assert p_yes({"choices": [{"message": {"content": "yes."}}]}) == 1.0
+    assert p_yes({"choices": [{"message": {"content": "Perhaps"}}]}) is None
+    assert p_yes(response([("Maybe", 0.9)])) is None

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -161,7 +161,8 @@ class AnswerFirst:
             day = computed.day.answer if computed is not None and computed.day is not None else None
             final = await self._follow_form(run, final, value, trusted=trusted, day=day)
             if ctx.preferences and self.config.preferences:
-                final = await self._follow_preferences(run, final, ctx.preferences)
+                checked = _checked_answer(computed, value, day, final, run.user_request)
+                final = await self._follow_preferences(run, final, ctx.preferences, checked)
         except BackendError as exc:
             log.warning("answer_first_degraded", status=exc.status, error=one_line(exc.message, 200),
                         llm_calls=run.llm_calls)
@@ -425,15 +426,46 @@ class AnswerFirst:
                 text = fixed
         return text
 
-    async def _follow_preferences(self, run: LoopRun, text: str, wanted: Sequence[str]) -> str:
+    async def _follow_preferences(self, run: LoopRun, text: str, wanted: Sequence[str],
+                                  answer: float | dates.CalendarAnswer | None) -> str:
         """Rewrite the finished reply to follow the user's stated preferences (one call); the rewrite is kept
-        only when `preferences.accept` finds nothing it broke. Recorded in `info.preferences`."""
-        prompt = preferences.preference_messages(_without_form_instructions(run.user_request), text, wanted)
-        rewrite = preferences.clean_rewrite(await self._text(run, prompt, temperature=0.0, **self._reply_bounds()))
-        refused = preferences.accept(text, rewrite, run.user_request, wanted)
+        only when `preferences.accept` finds nothing it broke (`answer`: what the turn computed or checked, which
+        it must still state). Then one short call judges whether the reply follows them; when it does not, the
+        rewrite is asked once more, under the same rules. Recorded in `info.preferences`."""
+        request = _without_form_instructions(run.user_request)
+        rewrite = preferences.clean_rewrite(await self._text(
+            run, preferences.preference_messages(request, text, wanted), temperature=0.0, **self._reply_bounds()))
+        refused = preferences.accept(text, rewrite, run.user_request, wanted, answer)
+        final = text if refused is not None else rewrite
         run.info.preferences = PreferencesApplied(count=len(wanted), applied=refused is None, reason=refused or "")
-        log.info("preferences_applied", applied=refused is None, reason=refused or "", count=len(wanted))
-        return text if refused is not None else rewrite
+        followed: float | None = None
+        repaired: bool | None = None
+        try:  # the check and its repair are a bonus: a backend failure keeps the reply as it stands
+            followed = await self._judge(run, request, final, wanted)
+            if followed is not None and followed < preferences.FOLLOWED:
+                retry = preferences.clean_rewrite(await self._text(
+                    run, preferences.preference_messages(request, final, wanted, retry_after=rewrite or final),
+                    temperature=0.0, **self._reply_bounds()))
+                repaired = preferences.accept(text, retry, run.user_request, wanted, answer) is None \
+                    and retry != final
+                final = retry if repaired else final
+        except BackendError as exc:
+            log.warning("preference_check_failed", status=exc.status, error=one_line(exc.message, 200))
+        run.info.preferences = replace(run.info.preferences, followed=followed, repaired=repaired)
+        log.info("preferences_applied", applied=refused is None, reason=refused or "", count=len(wanted),
+                 followed=followed, repaired=repaired)
+        return final
+
+    async def _judge(self, run: LoopRun, request: str, reply: str, wanted: Sequence[str]) -> float | None:
+        """P(the reply follows the preferences): one token, yes or no, read through its logprobs."""
+        body: JSON = {"messages": preferences.judge_messages(request, reply, wanted), "max_tokens": 1,
+                      "temperature": 0.0, "logprobs": True, "top_logprobs": 5, "stream": False}
+        if self.config.model:
+            body["model"] = self.config.model
+        run.llm_calls += 1
+        response = await self.backend.complete(body)
+        run.add_usage(response.get("usage") if isinstance(response, Mapping) else None)
+        return preferences.p_yes(response)
 
     # ------------------------------------------------------------------------------------- primitives
 
@@ -472,6 +504,18 @@ class AnswerFirst:
         log.info("agent_step", i=step.i, tool="python", ok=result.ok, source="check", ms=round(step.duration_ms, 1))
         await run.emit("step_end", step, f"step {step.i + 1}: python {'ok' if result.ok else 'failed'}")
         return result.ok, result.output
+
+
+def _checked_answer(computed: Computed | None, value: float | None, day: dates.CalendarAnswer | None, reply: str,
+                    request: str) -> float | dates.CalendarAnswer | None:
+    """The answer execution vouches for in `reply` — a number or a day the turn computed that the reply states
+    (or the vote trusted) — which no later rewrite may lose; None when nothing was checked."""
+    trusted = computed is not None and computed.trusted
+    if value is not None and (trusted or claims.same_number(value, claims.final_number(reply))):
+        return value
+    if day is not None and (trusted or day.same(claims.final_day(reply, day, request))):
+        return day
+    return None
 
 
 def _printing_claim(text: str) -> claims.CodeClaim | None:

@@ -9,22 +9,33 @@ preference did not concern unchanged. So the answer-first turn drafts as usual
 and then asks for that rewrite, only on turns that were shown a preference.
 
 The rewrite replaces the reply only when it cannot have broken it (`accept`): not empty, not runaway, every
-code block still there, Python code still parsing and defining the same functions, and every requested form
-(`agent/checking/form.py`) that held before still holding. The preferences are quoted user text in the user turn —
-data about the reply's form, never system text.
+code block still there, Python code still parsing and defining the same functions, every requested form
+(`agent/checking/form.py`) that held before still holding, no number copied from the preference's example, and
+the answer the turn computed or checked (a number, a date) still stated, in whatever format — a reformatted
+"$351" (351.00 USD) or "December 25, 2025" (25/12/2025) is the same answer, a changed one is refused. The
+preferences are quoted user text in the user turn — data about the reply's form, never system text.
+
+Then the reply is checked (`judge_messages`, `p_yes`): one short call asks the model whether it follows the
+preference, read through the logprobs of its first token (P(yes) against P(no)). When it does not, the rewrite
+is asked once more with that said (`preference_messages(..., retry_after=...)`), and kept under the same rules.
 """
 
 from __future__ import annotations
 
 import ast
+import math
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from ghost_agent.agent.checking import claims, form
+from ghost_agent.text.dates import CalendarAnswer, Day, Weekday, states_day, weekdays_in
 from ghost_agent.text.fences import FENCE
 from ghost_agent.text.prompts import messages
 
 PROMPT = "agent_preference"
+CHECK_PROMPT = "agent_preference_check"
+FOLLOWED = 0.5  # P(yes) below this: the reply does not follow the preference, and one repair is asked
 MAX_PREFERENCES = 3
 REQUEST_CHARS = 2000
 GROWTH = 2.0  # a rewrite longer than this many times the reply (+ slack) ran away
@@ -34,10 +45,45 @@ _TAIL_RE = re.compile(r"\n\s*(?:the user's preference|request|rewritten reply)\s
 _NUMBER_RE = re.compile(r"\d+(?:[.,]\d+)*")
 
 
-def preference_messages(request: str, reply: str, preferences: Sequence[str]) -> list[dict[str, str]]:
-    """The rewrite prompt: the request, the reply and the user's preferences (quoted, "; "-joined)."""
-    quoted = "; ".join(f'"{p}"' for p in preferences[:MAX_PREFERENCES])
-    return messages(PROMPT, request=request[:REQUEST_CHARS], reply=reply, preferences=quoted)
+def preference_messages(request: str, reply: str, preferences: Sequence[str], *,
+                        retry_after: str | None = None) -> list[dict[str, str]]:
+    """The rewrite prompt: the request, the reply and the user's preferences (quoted, "; "-joined); with
+    `retry_after` (the previous rewrite), the reminder that it still does not follow them."""
+    return messages(PROMPT, request=request[:REQUEST_CHARS], reply=reply, preferences=_quoted(preferences),
+                    retry_after=retry_after)
+
+
+def judge_messages(request: str, reply: str, preferences: Sequence[str]) -> list[dict[str, str]]:
+    """The check prompt: does `reply` follow the preferences? (one word, read through logprobs)."""
+    return messages(CHECK_PROMPT, request=request[:REQUEST_CHARS], reply=reply, preferences=_quoted(preferences))
+
+
+def p_yes(response: Any) -> float | None:
+    """P(yes) from a one-token judgement (`chat.completion` dict): the first token's top logprobs, yes-like
+    against no-like tokens renormalised; without logprobs the word itself (1.0 / 0.0); None when it is neither."""
+    try:
+        choice = response["choices"][0]
+        first = choice["logprobs"]["content"][0]
+        top = first.get("top_logprobs") or [{"token": first["token"], "logprob": first["logprob"]}]
+    except (KeyError, IndexError, TypeError):
+        word = str((response or {}).get("choices", [{}])[0].get("message", {}).get("content") or "")
+        return _verdict(word)
+    yes = no = 0.0
+    for entry in top:
+        verdict = _verdict(str(entry.get("token", "")))
+        if verdict is not None:
+            p = math.exp(float(entry.get("logprob", -math.inf)))
+            yes, no = (yes + p, no) if verdict == 1.0 else (yes, no + p)
+    return yes / (yes + no) if yes + no > 0 else None
+
+
+def _verdict(word: str) -> float | None:
+    word = word.strip().strip(".!,:\"'").lower()
+    return 1.0 if word in ("yes", "y") else 0.0 if word in ("no", "n") else None
+
+
+def _quoted(preferences: Sequence[str]) -> str:
+    return "; ".join(f'"{p}"' for p in preferences[:MAX_PREFERENCES])
 
 
 def clean_rewrite(text: str) -> str:
@@ -60,10 +106,20 @@ def _numbers(text: str) -> set[str]:
     return {n.replace(",", "") for n in _NUMBER_RE.findall(text)}
 
 
-def accept(reply: str, rewrite: str, request: str, wanted: Sequence[str] = ()) -> str | None:
+def _states(text: str, answer: float | CalendarAnswer) -> bool:
+    if isinstance(answer, Day):
+        return states_day(text, answer)
+    if isinstance(answer, Weekday):
+        return any(answer.same(w) for w in weekdays_in(text))
+    return any(claims.same_number(answer, n) for n in claims.numbers_in(text))
+
+
+def accept(reply: str, rewrite: str, request: str, wanted: Sequence[str] = (),
+           answer: float | CalendarAnswer | None = None) -> str | None:
     """Why `rewrite` may not replace `reply` (None = it may). `wanted`: the preferences it was asked to follow
     — a number from their example ("like 12.50 USD") that the reply and request never had is a copied example,
-    not a reformatted value (seen on the 1.5B: "12 dollars" became "12.50 USD")."""
+    not a reformatted value (seen on the 1.5B: "12 dollars" became "12.50 USD"). `answer`: what the turn
+    computed or checked (a number, a date or weekday), which the rewrite must still state in some format."""
     if not rewrite.strip():
         return "empty rewrite"
     if rewrite.strip() == reply.strip():
@@ -73,6 +129,8 @@ def accept(reply: str, rewrite: str, request: str, wanted: Sequence[str] = ()) -
     copied = (_numbers(rewrite) & _numbers(" ".join(wanted))) - _numbers(reply) - _numbers(request)
     if copied:
         return f"the rewrite copied the preference's example ({', '.join(sorted(copied))})"
+    if answer is not None and not _states(rewrite, answer):
+        return "the rewrite no longer states the checked answer"
     if rewrite.count(FENCE) < reply.count(FENCE):
         return "a code block was lost"
     before = "\n".join(claims.python_blocks(reply))
@@ -88,4 +146,5 @@ def accept(reply: str, rewrite: str, request: str, wanted: Sequence[str] = ()) -
     return None
 
 
-__all__ = ["MAX_PREFERENCES", "accept", "clean_rewrite", "preference_messages"]
+__all__ = ["FOLLOWED", "MAX_PREFERENCES", "accept", "clean_rewrite", "judge_messages", "p_yes",
+           "preference_messages"]

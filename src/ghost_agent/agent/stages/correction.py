@@ -71,9 +71,12 @@ def prior_exchange(messages: Any) -> tuple[str, str, str] | None:
 
 
 class CorrectionStage:
-    """Promote the previous turn to FAILED when this message corrects it; retract that turn's lessons. When it
-    does not, and the previous reply answered a correction that stated a preference, that reply was accepted:
-    it becomes the preference lesson's demonstration (`memory/demonstrations.py`)."""
+    """Promote the previous turn to FAILED when this message corrects it; retract that turn's lessons.
+
+    A reply to a correction that stated a preference is held for its session (`RecentTurns.hold_demonstration`):
+    when the session's next message is anything but a correction of that reply — a thank-you, the next request,
+    a new conversation — the user accepted it, and it becomes the preference lesson's demonstration
+    (`memory/demonstrations.py`)."""
 
     name = "correction"
 
@@ -94,17 +97,24 @@ class CorrectionStage:
             log.warning("demonstration_failed", trajectory_id=recent.trajectory_id, error=repr(exc))
 
     async def run(self, turn: Turn) -> None:
+        held = self.services.recent.take_demonstration(turn.session_id)
+        corrected = await self._check(turn)
+        if held is not None and corrected != held[1].trajectory_id:
+            # the session moved on without correcting that reply (a thank-you, a next request, a new chat)
+            await self._accepted(held[1], held[0])
+
+    async def _check(self, turn: Turn) -> str | None:
+        """The correction check proper; the trajectory id of the turn this message corrected, else None."""
         exchange = prior_exchange(turn.body.get("messages"))
         if exchange is None:
-            return
+            return None
         prior_user, prior_reply, current = exchange
         recent = self.services.recent.peek(prior_reply)
         if recent is None:
-            return
+            return None
         verdict = classify_user_correction(prior_user or recent.user_request, current, prior_reply)
         if not verdict.is_correction:
-            await self._accepted(recent, prior_reply)
-            return
+            return None
         self.services.recent.pop(prior_reply)
         reason = f"user-correction signal: {verdict.reason}"
         turn.state.corrected_prior = recent.trajectory_id
@@ -124,7 +134,7 @@ class CorrectionStage:
                 await experience.amark_outcome(recent.examples, False)
         except Exception as exc:  # noqa: BLE001 - learning bookkeeping must never break the user's turn
             log.warning("user_correction_failed", trajectory_id=recent.trajectory_id, error=repr(exc))
-            return
+            return recent.trajectory_id
         log.info(
             "user_correction_promoted",
             trajectory_id=recent.trajectory_id,
@@ -156,3 +166,4 @@ class CorrectionStage:
                 await hook(event)
             except Exception as exc:  # noqa: BLE001
                 log.warning("correction_hook_failed", hook=repr(hook), error=repr(exc))
+        return recent.trajectory_id

@@ -12,8 +12,10 @@ client. The reply is then stashed (by fingerprint) for the next turn's correctio
 
 from __future__ import annotations
 
+from ghost_agent.agent.checking.preferences import FOLLOWED
 from ghost_agent.agent.recent import RecentTurn, RecentTurns
 from ghost_agent.agent.turn import ClientDisconnected, Turn
+from ghost_agent.agent.turn_state import AgentReport
 from ghost_agent.feedback.outcome_heuristics import apply_chat_outcome_heuristics
 from ghost_agent.jsonsafe import JSON
 from ghost_agent.llm import wire
@@ -112,6 +114,16 @@ def settle_outcome(traj: Trajectory, turn: Turn, error: BaseException | None, re
         traj.extra["outcome_source"] = "self"
 
 
+def follows_preference(turn: Turn) -> bool:
+    """Whether this turn's reply was checked to follow the preference it was asked to (judged so, or repaired
+    after it was not): only such a reply may become the lesson's demonstration."""
+    agent = turn.state.agent
+    applied = agent.info.preferences if isinstance(agent, AgentReport) else None
+    if applied is None or applied.followed is None:
+        return False
+    return applied.followed >= FOLLOWED or applied.repaired is True
+
+
 class RecordTrajectory:
     """Finisher: outcome heuristics and verdict, one append (redacted inside append), then the stash."""
 
@@ -132,8 +144,9 @@ class RecordTrajectory:
         settle_outcome(traj, turn, error, self.refute_confidence)
         await self.collector.aappend(traj)
         if self.recent is not None and error is None and traj.final_response:
-            self.recent.remember(
-                traj.final_response,
-                RecentTurn(traj.id, traj.user_request, traj.session_id, tuple(turn.state.examples_ids),
-                           demonstrates=turn.state.demonstrates),
-            )
+            recent = RecentTurn(traj.id, traj.user_request, traj.session_id, tuple(turn.state.examples_ids),
+                                demonstrates=turn.state.demonstrates)
+            self.recent.remember(traj.final_response, recent)
+            if turn.state.demonstrates is not None and follows_preference(turn):
+                # accepted or not: the session's next message tells
+                self.recent.hold_demonstration(turn.session_id, traj.final_response, recent)
