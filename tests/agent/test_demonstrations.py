@@ -61,6 +61,12 @@ async def correct(client: httpx.AsyncClient, settings: Any) -> None:
     assert await wait_for(lesson)
 
 
+async def thank(client: httpx.AsyncClient) -> None:
+    """Turn 3: the user thanks, in the same conversation (not a correction of the reply)."""
+    await chat(client, "thanks, perfect", "alice",
+               messages=conversation(FIRST, "December 25, 2025.", CORRECTION, ACCEPTED, "thanks, perfect"))
+
+
 async def test_an_accepted_reply_becomes_the_lessons_demonstration_and_is_shown_to_that_client_only(
     tmp_path: Path, upstream: tuple[str, ScriptedBackend]
 ) -> None:
@@ -75,8 +81,7 @@ async def test_an_accepted_reply_becomes_the_lessons_demonstration_and_is_shown_
     settings = settings_for(tmp_path, url)
     async with daemon(settings) as client:
         await correct(client, settings)
-        await chat(client, "thanks, perfect", "alice",
-                   messages=conversation(FIRST, "December 25, 2025.", CORRECTION, ACCEPTED, "thanks, perfect"))
+        await thank(client)
         stored_demos = await wait_for(lambda: demos(settings))
         assert [(d.request, d.reply) for d in stored_demos] == [(FIRST, ACCEPTED)]
         before_bob = len(llm.requests)
@@ -119,8 +124,7 @@ async def test_demonstrations_off_stores_none(tmp_path: Path, upstream: tuple[st
     settings = settings_for(tmp_path, url, demonstrations=False)
     async with daemon(settings) as client:
         await correct(client, settings)
-        await chat(client, "thanks, perfect", "alice",
-                   messages=conversation(FIRST, "December 25, 2025.", CORRECTION, ACCEPTED, "thanks, perfect"))
+        await thank(client)
     assert demos(settings) == []
 
 
@@ -152,6 +156,5 @@ async def test_a_reply_judged_not_to_follow_the_preference_is_no_demonstration(
     settings = settings_for(tmp_path, url)
     async with daemon(settings) as client:
         await correct(client, settings)
-        await chat(client, "thanks, perfect", "alice",
-                   messages=conversation(FIRST, "December 25, 2025.", CORRECTION, ACCEPTED, "thanks, perfect"))
+        await thank(client)
     assert demos(settings) == []

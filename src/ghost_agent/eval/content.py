@@ -19,7 +19,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ghost_agent.eval.conventions import Check, CheckFn, visible
+from ghost_agent.eval.conventions import Check, CheckFn, get_check, visible
 from ghost_agent.sandbox.code_program import extract_code
 from ghost_agent.text.dates import Day, states_day
 from ghost_agent.text.numbers import numbers_in
@@ -150,10 +150,7 @@ CONTENT: dict[str, CheckFn] = {
 
 def get_content_check(name: str) -> CheckFn:
     """The content check for the family whose convention check is `name`; KeyError otherwise."""
-    try:
-        return CONTENT[name]
-    except KeyError:
-        raise KeyError(f"no content check for {name!r} (known: {', '.join(sorted(CONTENT))})") from None
+    return get_check(name, CONTENT, "content check")
 
 
 __all__ = ["CONTENT", "amounts", "commit_message", "dates", "email", "file_name", "get_content_check", "list_items",

@@ -351,12 +351,12 @@ CHECKS: dict[str, CheckFn] = {
 }
 
 
-def get_check(name: str) -> CheckFn:
-    """The check registered under `name`; KeyError listing the known names otherwise."""
+def get_check(name: str, checks: Mapping[str, CheckFn] = CHECKS, what: str = "convention check") -> CheckFn:
+    """The check registered under `name` in `checks`; KeyError listing the known names otherwise."""
     try:
-        return CHECKS[name]
+        return checks[name]
     except KeyError:
-        raise KeyError(f"unknown convention check {name!r} (known: {', '.join(sorted(CHECKS))})") from None
+        raise KeyError(f"unknown {what} {name!r} (known: {', '.join(sorted(checks))})") from None
 
 
 def as_verifier(name: str) -> Callable[..., float]:
