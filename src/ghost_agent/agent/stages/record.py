@@ -115,13 +115,15 @@ def settle_outcome(traj: Trajectory, turn: Turn, error: BaseException | None, re
 
 
 def follows_preference(turn: Turn) -> bool:
-    """Whether this turn's reply was checked to follow the preference it was asked to (judged so, or repaired
-    after it was not): only such a reply may become the lesson's demonstration."""
+    """Whether this turn's reply was changed to follow the preference it was asked to and checked: a rewrite
+    kept and judged to follow it, or a repair kept. Only such a reply may become the lesson's demonstration — a
+    reply the rewrite left unchanged demonstrates nothing new (measured on the 1.5B: it left "December 25, 2025"
+    as it was after "I write dates as DD/MM/YYYY", and the judge, blind to date formats, said it followed)."""
     agent = turn.state.agent
     applied = agent.info.preferences if isinstance(agent, AgentReport) else None
     if applied is None or applied.followed is None:
         return False
-    return applied.followed >= FOLLOWED or applied.repaired is True
+    return applied.repaired is True or (applied.applied and applied.followed >= FOLLOWED)
 
 
 class RecordTrajectory:
