@@ -173,3 +173,18 @@ def test_p_yes_reads_the_first_tokens_top_logprobs_and_falls_back_to_the_word() 
     assert p_yes({"choices": [{"message": {"content": "yes."}}]}) == 1.0
     assert p_yes({"choices": [{"message": {"content": "Perhaps"}}]}) is None
     assert p_yes(response([("Maybe", 0.9)])) is None
+
+
+@pytest.mark.parametrize(("reply", "rewrite", "refused"), [
+    ("About 37 degrees Celsius (98.6 degrees Fahrenheit).", "About 37 degrees Kelvin.", True),
+    ("It is 5 miles (8.05 km).", "It is 5 km.", True),
+    ("It weighs 3 kg.", "It weighs 3 lbs.", True),
+    ("About 37 °C.", "About 310.15 K (37 °C).", False),
+    ("Bake it at 220°C (425°F).", "Bake it at 493 K.", False),
+    ("It is 5 miles.", "It is 5 miles (8.05 km).", False),
+])
+def test_a_value_relabelled_in_another_unit_without_conversion_is_refused(
+    reply: str, rewrite: str, refused: bool
+) -> None:
+    reason = accept(reply, rewrite, "How warm / far / heavy is it?")
+    assert (reason is not None and "relabelled" in reason) is refused, reason

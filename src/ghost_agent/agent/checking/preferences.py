@@ -30,7 +30,7 @@ from typing import Any
 
 from ghost_agent.agent.checking import claims, form
 from ghost_agent.text.dates import CalendarAnswer, Day, Weekday, states_day, weekdays_in
-from ghost_agent.text.fences import FENCE
+from ghost_agent.text.fences import FENCE, strip_fences
 from ghost_agent.text.prompts import messages
 
 PROMPT = "agent_preference"
@@ -106,6 +106,43 @@ def _numbers(text: str) -> set[str]:
     return {n.replace(",", "") for n in _NUMBER_RE.findall(text)}
 
 
+# A value with a physical unit: relabelling the unit without converting the value is always wrong ("37 degrees
+# Celsius" rewritten as "37 degrees Kelvin" after "give me temperatures in kelvin" — seen on the 1.5B).
+_UNITS = {
+    "c": ("temperature", "C"), "celsius": ("temperature", "C"), "centigrade": ("temperature", "C"),
+    "f": ("temperature", "F"), "fahrenheit": ("temperature", "F"),
+    "k": ("temperature", "K"), "kelvin": ("temperature", "K"),
+    "km": ("length", "km"), "kilometer": ("length", "km"), "kilometre": ("length", "km"),
+    "mi": ("length", "mi"), "mile": ("length", "mi"), "ft": ("length", "ft"), "foot": ("length", "ft"),
+    "feet": ("length", "ft"), "meter": ("length", "m"), "metre": ("length", "m"),
+    "kg": ("mass", "kg"), "kilogram": ("mass", "kg"), "lb": ("mass", "lb"), "lbs": ("mass", "lb"),
+    "pound": ("mass", "lb"), "liter": ("volume", "l"), "litre": ("volume", "l"), "gallon": ("volume", "gal"),
+}
+_UNIT_VALUE = re.compile(
+    r"(?<![\w.])(-?\d+(?:\.\d+)?)\s*(?:degrees?\s+|°\s*)?(celsius|centigrade|fahrenheit|kelvin|kilomet(?:er|re)|"
+    r"met(?:er|re)|mile|foot|feet|kilogram|pound|lbs|liter|litre|gallon|km|mi|ft|kg|lb|[CFK])s?\b", re.I)
+
+
+def _unit_values(text: str) -> set[tuple[float, str, str]]:
+    """(value, dimension, unit) for every number written with a physical unit in `text`."""
+    out = set()
+    for number, unit in _UNIT_VALUE.findall(strip_fences(text, " ")):
+        known = _UNITS.get(unit.lower())
+        if known is not None:
+            out.add((float(number), *known))
+    return out
+
+
+def _relabelled(reply: str, rewrite: str) -> str | None:
+    """A value the rewrite writes in another unit of the same kind than the reply did, never in the reply's."""
+    before = _unit_values(reply)
+    for value, dimension, unit in _unit_values(rewrite):
+        same_kind = {u for v, d, u in before if v == value and d == dimension}
+        if value and same_kind and unit not in same_kind:
+            return f"{claims.format_number(value)} {sorted(same_kind)[0]} as {unit}"
+    return None
+
+
 def _states(text: str, answer: float | CalendarAnswer) -> bool:
     if isinstance(answer, Day):
         return states_day(text, answer)
@@ -131,6 +168,9 @@ def accept(reply: str, rewrite: str, request: str, wanted: Sequence[str] = (),
         return f"the rewrite copied the preference's example ({', '.join(sorted(copied))})"
     if answer is not None and not _states(rewrite, answer):
         return "the rewrite no longer states the checked answer"
+    relabelled = _relabelled(reply, rewrite)
+    if relabelled:
+        return f"the rewrite relabelled {relabelled} without converting it"
     if rewrite.count(FENCE) < reply.count(FENCE):
         return "a code block was lost"
     before = "\n".join(claims.python_blocks(reply))
