@@ -159,19 +159,3 @@ async def test_a_reply_judged_not_to_follow_the_preference_is_no_demonstration(
         await thank(client)
     assert demos(settings) == []
 
-
-async def test_a_reply_the_rewrite_left_unchanged_is_no_demonstration(
-    tmp_path: Path, upstream: tuple[str, ScriptedBackend]
-) -> None:
-    url, llm = upstream
-    unchanged = "It is December 25, 2025."
-    llm.enqueue(ScriptedReply(content="December 25, 2025."), ScriptedReply(content=unchanged),
-                ScriptedReply(content=unchanged), ScriptedReply(content="yes"),
-                ScriptedReply(content="Glad it helps!"), ScriptedReply(content="Glad it helps!"),
-                ScriptedReply(content="yes"))
-    settings = settings_for(tmp_path, url)
-    async with daemon(settings) as client:
-        await correct(client, settings)
-        await chat(client, "thanks", "alice",
-                   messages=conversation(FIRST, "December 25, 2025.", CORRECTION, unchanged, "thanks"))
-    assert demos(settings) == []

@@ -115,15 +115,17 @@ def settle_outcome(traj: Trajectory, turn: Turn, error: BaseException | None, re
 
 
 def follows_preference(turn: Turn) -> bool:
-    """Whether this turn's reply was changed to follow the preference it was asked to and checked: a rewrite
-    kept and judged to follow it, or a repair kept. Only such a reply may become the lesson's demonstration — a
-    reply the rewrite left unchanged demonstrates nothing new (measured on the 1.5B: it left "December 25, 2025"
-    as it was after "I write dates as DD/MM/YYYY", and the judge, blind to date formats, said it followed)."""
+    """Whether this turn's reply was checked to follow the preference it was asked to (judged so, or repaired
+    after it was not). Only such a reply may become the lesson's demonstration, and only once the user accepts
+    it (the session's next message does not correct it). Not also "the rewrite changed it": a correcting turn's
+    draft usually follows the preference already (the correction states it), and that gate stored no
+    demonstration at all on the transfer run; the judge alone, blind to date formats on the 1.5B, once let an
+    unchanged "December 25, 2025" through — the user's next message is what stops that."""
     agent = turn.state.agent
     applied = agent.info.preferences if isinstance(agent, AgentReport) else None
     if applied is None or applied.followed is None:
         return False
-    return applied.repaired is True or (applied.applied and applied.followed >= FOLLOWED)
+    return applied.followed >= FOLLOWED or applied.repaired is True
 
 
 class RecordTrajectory:
