@@ -179,6 +179,7 @@ def test_p_yes_reads_the_first_tokens_top_logprobs_and_falls_back_to_the_word() 
     ("About 37 degrees Celsius (98.6 degrees Fahrenheit).", "About 37 degrees Kelvin.", True),
     ("It is 5 miles (8.05 km).", "It is 5 km.", True),
     ("It weighs 3 kg.", "It weighs 3 lbs.", True),
+    ("Water freezes at 0 °C (32 °F).", "Water freezes at 0 Kelvin.", True),
     ("About 37 °C.", "About 310.15 K (37 °C).", False),
     ("Bake it at 220°C (425°F).", "Bake it at 493 K.", False),
     ("It is 5 miles.", "It is 5 miles (8.05 km).", False),

@@ -138,7 +138,7 @@ def _relabelled(reply: str, rewrite: str) -> str | None:
     before = _unit_values(reply)
     for value, dimension, unit in _unit_values(rewrite):
         same_kind = {u for v, d, u in before if v == value and d == dimension}
-        if value and same_kind and unit not in same_kind:
+        if same_kind and unit not in same_kind:
             return f"{claims.format_number(value)} {sorted(same_kind)[0]} as {unit}"
     return None
 
