@@ -30,10 +30,10 @@ run is a recorded step (`source` "check"), each model call counts in `llm_calls`
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ghost_agent.agent.checking import claims, code_tests, form, preferences
 from ghost_agent.agent.compat import structured
@@ -64,6 +64,7 @@ from ghost_agent.tools.registry import ToolRegistry
 from ghost_agent.trajectories.record import Step
 
 log = get_logger("agent.answer_first")
+T = TypeVar("T")
 
 # Client parameters the draft keeps: it is the bare model's answer, so it is generated as the client asked.
 DRAFT_PARAMS = ("temperature", "top_p", "seed", "stop", "max_tokens", "max_completion_tokens",
@@ -262,8 +263,8 @@ class AnswerFirst:
             return await self._compute(run, draft) if kind.quantitative and self.config.compute else (draft, None)
         ok, output = await self._execute(run, claim.program, "run the code of the answer", {})
         real = _stdout(output)
-        calendar_answer = claims.printed_day(real, dates.asks_for(run.user_request)) is not None
-        value = claims.printed_value(real) if ok and kind.quantitative and not calendar_answer else None
+        value = claims.printed_value(real) if ok and kind.quantitative and \
+            claims.printed_day(real, dates.asks_for(run.user_request)) is None else None
         if ok and claims.outputs_agree(claim.claimed_output, real):
             return draft, value
         rewrite = _prompt("revise_output", output=(real if ok else one_line(output, OUTPUT_CHARS))[:OUTPUT_CHARS])
@@ -292,28 +293,26 @@ class AnswerFirst:
         claimed = claims.final_number(draft)
         claim = claims.code_claim(draft)
         source = "draft"
+        asked = dates.asks_for(run.user_request)  # a date or weekday question: its programs print that
         if claim is None or not claim.prints:
-            claim, source = await self._program(run, temperature=0.0, data=data), "program"
+            claim, source = await self._program(run, temperature=0.0, data=data, asked=asked), "program"
         if claim is None:
             return draft, None
-        out, claim, repair = await self._output_or_repair(run, claim, f"compute the answer ({source}'s code)", data)
-        asked = dates.asks_for(run.user_request)
+        out, claim, repair = await self._output_or_repair(run, claim, f"compute the answer ({source}'s code)", data,
+                                                          asked)
         day = claims.printed_day(out, asked) if out is not None else None
         if day is not None and not claims.computes_day(claim.program):
             return draft, None  # a recalled date, printed: nothing was computed
         if day is not None:
-            return await self._computed_day(run, draft, claim, day, asked, Computed(
-                value=None, draft=None, source=source, repair=repair, data=len(data),
-                day=ComputedDay(printed=str(day), draft=None, answer=day)), data)
+            computed = run.info.computed = Computed(value=None, draft=None, source=source, repair=repair,
+                                                    data=len(data))
+            return await self._computed_day(run, draft, claim, day, asked, computed, data)
         value = claims.printed_value(out) if out is not None else None
         computed = run.info.computed = Computed(value=value, draft=claimed, source=source, repair=repair,
                                                 data=len(data))
         if value is None or claims.same_number(value, claimed):
             return draft, value
-        second = await self._program(run, temperature=self.config.sample_temperature, data=data)
-        other_out = await self._output(run, second.program, "compute the answer again (second opinion)") \
-            if second is not None else None
-        other = claims.printed_value(other_out) if other_out is not None else None
+        other = await self._second_opinion(run, data, asked, lambda printed, _: claims.printed_value(printed))
         computed.voted, computed.second = True, other
         if not claims.same_number(other, value):
             return draft, None  # no majority against the draft (it sided with the draft, or said something else)
@@ -324,22 +323,29 @@ class AnswerFirst:
                             asked: str | None, computed: Computed, data: Sequence[Path]) -> tuple[str, None]:
         """`_compute_with` for an answer that is a date or a weekday: the same vote, compared as days. Returns no
         number (a date is not one: the form check must not write its digits as an `Answer:` number)."""
-        run.info.computed = computed
-        assert computed.day is not None
         stated = claims.final_day(draft, day, run.user_request)
-        computed.day.draft = None if stated is None else str(stated)
+        computed.day = ComputedDay(printed=str(day), draft=None if stated is None else str(stated), answer=day)
         if day.same(stated):
             return draft, None
-        second = await self._program(run, temperature=self.config.sample_temperature, data=data)
-        other_out = await self._output(run, second.program, "compute the answer again (second opinion)") \
-            if second is not None else None
-        other = claims.printed_day(other_out, asked or ("weekday" if isinstance(day, dates.Weekday) else "date")) \
-            if other_out is not None and second is not None and claims.computes_day(second.program) else None
+        kind = asked or ("weekday" if isinstance(day, dates.Weekday) else "date")
+        other = await self._second_opinion(
+            run, data, asked,
+            lambda printed, program: claims.printed_day(printed, kind) if claims.computes_day(program) else None)
         computed.voted, computed.day.second = True, None if other is None else str(other)
         if not day.same(other):
             return draft, None
         computed.trusted = True
         return await self._explain(run, draft, claim, day.spoken()), None
+
+    async def _second_opinion(self, run: LoopRun, data: Sequence[Path], asked: str | None,
+                              read: Callable[[str, str], T | None]) -> T | None:
+        """A second, independently sampled program for the vote: its answer as `read(output, program)` gives it
+        (None when it wrote no program, failed, or `read` finds nothing)."""
+        second = await self._program(run, temperature=self.config.sample_temperature, data=data, asked=asked)
+        if second is None:
+            return None
+        out = await self._output(run, second.program, "compute the answer again (second opinion)")
+        return read(out, second.program) if out is not None else None
 
     async def _explain(self, run: LoopRun, draft: str, claim: claims.CodeClaim, value: str) -> str:
         """The answer rewritten to follow the program the vote trusted and its printed `value`."""
@@ -348,14 +354,14 @@ class AnswerFirst:
                                   **self._reply_bounds())
         return answer or draft
 
-    async def _program(self, run: LoopRun, *, temperature: float, data: Sequence[Path] = ()) -> claims.CodeClaim | None:
+    async def _program(self, run: LoopRun, *, temperature: float, data: Sequence[Path] = (),
+                       asked: str | None = None) -> claims.CodeClaim | None:
         """A program the model writes to compute the answer (the question without its form instructions); told
         where the question's pasted data was saved (`data`), so it reads it rather than inventing a variable.
-        A question asking for a date or a weekday gets a program that prints that (`program_date`,
-        `program_weekday`) instead of "only the final number"."""
+        A question asking for a date or a weekday (`asked`, `dates.asks_for`) gets a program that prints that
+        (`program_date`, `program_weekday`) instead of "only the final number"."""
         question = _without_form_instructions(run.user_request)[:6000]
-        section = {"date": "program_date", "weekday": "program_weekday"}.get(dates.asks_for(run.user_request) or "",
-                                                                          "program")
+        section = {"date": "program_date", "weekday": "program_weekday"}.get(asked or "", "program")
         prompt = _prompt(section, task=question) + _data_note(data)
         text = await self._text(run, [{"role": "user", "content": prompt}],
                                 temperature=temperature, max_tokens=self.config.check_max_tokens)
@@ -367,15 +373,16 @@ class AnswerFirst:
         return _stdout(output) if ok else None
 
     async def _output_or_repair(self, run: LoopRun, claim: claims.CodeClaim, description: str,
-                                data: Sequence[Path]) -> tuple[str | None, claims.CodeClaim, str | None]:
+                                data: Sequence[Path], asked: str | None
+                                ) -> tuple[str | None, claims.CodeClaim, str | None]:
         """Run the program; when it fails, one repair round: the model sees its program and the traceback and
         writes a fixed one, which runs in its place. What it printed (None: it still failed), the program that
         printed it, and how a repair went (None: none was needed)."""
         ok, output = await self._execute(run, claim.program, description, {})
         if ok:
             return _stdout(output), claim, None
-        prints = {"date": "the date (YYYY-MM-DD)", "weekday": "the day of the week"}.get(
-            dates.asks_for(run.user_request) or "", "the final number")
+        prints = {"date": "the date (YYYY-MM-DD)", "weekday": "the day of the week"}.get(asked or "",
+                                                                                       "the final number")
         repair = _prompt("repair_program", program=claim.program[:4000], error=_error_tail(output), prints=prints,
                          data=("\n" + _data_note(data).strip()) if data else "")
         text = await self._text(run, [{"role": "user", "content": repair}], temperature=0.0,
@@ -397,14 +404,8 @@ class AnswerFirst:
         trusted it), else one short model call. A fix is kept only if every form that already held still holds."""
         specs = form.detect_forms(run.user_request)
         for spec in specs:
-            if value is not None:
-                agreed = claims.same_number(value, claims.final_number(text))
-                shown = claims.format_number(value)
-            elif day is not None:
-                agreed = day.same(claims.final_day(text, day, run.user_request))
-                shown = day.spoken()
-            else:
-                agreed, shown = False, None
+            agreed = _states_computed(text, value, day, run.user_request)
+            shown = claims.format_number(value) if value is not None else day.spoken() if day is not None else None
             wrong_value = trusted and shown is not None and spec.kind == "answer_line" and not agreed
             if form.check(text, spec).ok and not wrong_value:
                 continue
@@ -460,12 +461,7 @@ class AnswerFirst:
         """P(the reply follows the preferences): one token, yes or no, read through its logprobs."""
         body: JSON = {"messages": preferences.judge_messages(request, reply, wanted), "max_tokens": 1,
                       "temperature": 0.0, "logprobs": True, "top_logprobs": 5, "stream": False}
-        if self.config.model:
-            body["model"] = self.config.model
-        run.llm_calls += 1
-        response = await self.backend.complete(body)
-        run.add_usage(response.get("usage") if isinstance(response, Mapping) else None)
-        return preferences.p_yes(response)
+        return preferences.p_yes(await self._complete(run, body))
 
     # ------------------------------------------------------------------------------------- primitives
 
@@ -477,15 +473,20 @@ class AnswerFirst:
         body: JSON = {"messages": messages, "max_tokens": self.config.max_tokens, "stream": False, **params}
         if "max_completion_tokens" in body:
             body["max_tokens"] = body.pop("max_completion_tokens")
+        reply = await self._complete(run, body)
+        if keep_logprobs and body.get("logprobs"):
+            choices = reply.get("choices") or [{}]
+            self._draft_logprobs = choices[0].get("logprobs") if isinstance(choices[0], dict) else None
+        return content_text(message_of(reply).get("content")).strip()
+
+    async def _complete(self, run: LoopRun, body: JSON) -> Any:
+        """One model call, counted in `llm_calls` and `usage`; the response as the backend gave it."""
         if self.config.model:
             body["model"] = self.config.model
         run.llm_calls += 1
         reply = await self.backend.complete(body)
         run.add_usage(reply.get("usage") if isinstance(reply, Mapping) else None)
-        if keep_logprobs and body.get("logprobs"):
-            choices = reply.get("choices") or [{}]
-            self._draft_logprobs = choices[0].get("logprobs") if isinstance(choices[0], dict) else None
-        return content_text(message_of(reply).get("content")).strip()
+        return reply
 
     async def _execute(self, run: LoopRun, code: str, description: str, extra: JSON) -> tuple[bool, str]:
         """Run `code` with the python tool as a recorded step; (ok, the output text)."""
@@ -511,11 +512,16 @@ def _checked_answer(computed: Computed | None, value: float | None, day: dates.C
     """The answer execution vouches for in `reply` — a number or a day the turn computed that the reply states
     (or the vote trusted) — which no later rewrite may lose; None when nothing was checked."""
     trusted = computed is not None and computed.trusted
-    if value is not None and (trusted or claims.same_number(value, claims.final_number(reply))):
-        return value
-    if day is not None and (trusted or day.same(claims.final_day(reply, day, request))):
-        return day
-    return None
+    if not (trusted or _states_computed(reply, value, day, request)):
+        return None
+    return value if value is not None else day
+
+
+def _states_computed(reply: str, value: float | None, day: dates.CalendarAnswer | None, request: str) -> bool:
+    """Whether the reply's own final answer is the computed number (else the computed day); False for neither."""
+    if value is not None:
+        return claims.same_number(value, claims.final_number(reply))
+    return day is not None and day.same(claims.final_day(reply, day, request))
 
 
 def _printing_claim(text: str) -> claims.CodeClaim | None:
