@@ -46,7 +46,7 @@ class TurnRun:
     duration_ms: float = 0.0
     lessons_shown: int | None = None
     content: bool | None = None  # the answer right whatever its form (`eval/content.py`); None: not graded
-    content_reason: str = ''
+    content_reason: str = ""
 
     def to_dict(self) -> JSON:
         """A JSON-ready dict (the reply clipped)."""
@@ -182,15 +182,18 @@ class TransferResult:
             "told": None if run.correction is None else run.correction.passed,
         }
 
+    def _after(self) -> list[TurnRun]:
+        """Every probe and control asked after learning."""
+        return [r for f in self.families for r in (*f.probes, *f.controls)]
+
     def content_worse(self) -> list[str]:
         """The probes and controls whose answer was right before learning and is wrong after (target: none)."""
-        runs = [r for f in self.families for r in (*f.probes, *f.controls)]
-        return [r.probe_id for r in runs
+        return [r.probe_id for r in self._after()
                 if r.content is False and (b := self.before.get(r.probe_id)) is not None and b.content is True]
 
     def content_rate(self, phase: str) -> Rate | None:
         """How many graded probes and controls had a right answer, before or after learning."""
-        runs = [r for f in self.families for r in (*f.probes, *f.controls)]
+        runs = self._after()
         if phase == "before":
             runs = self._before_of(runs)
         graded = [r for r in runs if r.content is not None]

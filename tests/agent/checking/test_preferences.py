@@ -189,3 +189,11 @@ def test_a_value_relabelled_in_another_unit_without_conversion_is_refused(
 ) -> None:
     reason = accept(reply, rewrite, "How warm / far / heavy is it?")
     assert (reason is not None and "relabelled" in reason) is refused, reason
+
+
+def test_p_yes_reads_nothing_from_a_malformed_response() -> None:
+    from ghost_agent.agent.checking.preferences import p_yes
+
+    assert p_yes({"choices": []}) is None and p_yes(None) is None and p_yes({"choices": "x"}) is None
+    assert p_yes({"choices": [{"message": {"content": "no"}, "logprobs": {"content": [{"token": "no",
+                  "logprob": 0.0, "top_logprobs": ["bad"]}]}}]}) is None

@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ghost_agent.agent.checking import claims, form
+from ghost_agent.agent.strategy import message_of
 from ghost_agent.text.dates import CalendarAnswer, Day, Weekday, states_day, weekdays_in
 from ghost_agent.text.fences import FENCE, strip_fences
 from ghost_agent.text.prompts import messages
@@ -65,11 +66,12 @@ def p_yes(response: Any) -> float | None:
         choice = response["choices"][0]
         first = choice["logprobs"]["content"][0]
         top = first.get("top_logprobs") or [{"token": first["token"], "logprob": first["logprob"]}]
-    except (KeyError, IndexError, TypeError):
-        word = str((response or {}).get("choices", [{}])[0].get("message", {}).get("content") or "")
-        return _verdict(word)
+    except (KeyError, IndexError, TypeError, AttributeError):
+        return _verdict(str(message_of(response).get("content") or ""))
     yes = no = 0.0
-    for entry in top:
+    for entry in top if isinstance(top, list) else ():
+        if not isinstance(entry, dict):
+            continue
         verdict = _verdict(str(entry.get("token", "")))
         if verdict is not None:
             p = math.exp(float(entry.get("logprob", -math.inf)))

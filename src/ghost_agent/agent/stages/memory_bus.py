@@ -70,7 +70,6 @@ class MemoryStage:
         log.info("lessons_shown", request_id=turn.request_id, ids=[s.lesson.id for s in shown],
                  preferences=len(preferences))
 
-
     async def _demonstrations(self, turn: Turn, lesson_ids: list[str]) -> None:
         """The shown preference lessons' demonstrations, as a block next to the notes (none when switched off)."""
         memory = self.services.memory
