@@ -211,9 +211,12 @@ class PreferencesApplied:
     reason: str
     followed: float | None = None
     repaired: bool | None = None
+    rules: tuple[str, ...] = ()  # the preferences applied by rule (`text/format_rules.py`), as "kind form"
 
     def to_json(self) -> JSON:
         out: JSON = {"count": self.count, "applied": self.applied, "reason": self.reason}
+        if self.rules:
+            out["rules"] = list(self.rules)
         if self.followed is not None:
             out["followed"] = round(self.followed, 4)
         if self.repaired is not None:

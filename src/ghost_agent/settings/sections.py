@@ -142,6 +142,7 @@ class AgentSettings:
     check_samples: int = 1
     check_compute: bool = True
     preference_rewrite: bool = True
+    preference_rules: bool = True
     verifier: bool = True
     verifier_refute_confidence: float = 0.7
     memory_top_k: int = 3

@@ -224,6 +224,10 @@ TABLE: tuple[Key, ...] = (
         "A turn shown the user's stated preference rewrites its finished reply to follow it (one call, kept only "
         "when it broke nothing), then checks it was followed and repairs once (answer-first).",
     ),
+    Key("agent", "preference_rules",
+        "A stated preference of a known kind (the clock, a date pattern, a temperature unit, a money format) is "
+        "applied to the reply by rule, converting the values, and kept out of the draft's notes.",
+    ),
     Key("agent", "verifier", "Check tool-using turns' replies against the request (one LLM call)."),
     Key("agent", "verifier_refute_confidence",
         "A REFUTED verdict this confident adds a note to the reply and retracts the turn's lessons.", lo=0.0, hi=1.0,

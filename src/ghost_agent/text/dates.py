@@ -102,17 +102,20 @@ def asks_for(request: str) -> str | None:
 
 def days_in(text: str) -> list[Day]:
     """Every valid date `text` states, in order of position (a span read by one format is not read again)."""
-    found: list[tuple[int, Day]] = []
-    taken: list[tuple[int, int]] = []
+    return [day for _, _, day in day_spans(text)]
+
+
+def day_spans(text: str) -> list[tuple[int, int, Day]]:
+    """`days_in` with where each date is written: (start, end, day), in order of position."""
+    found: list[tuple[int, int, Day]] = []
     for pattern in _FORMATS:
         for m in pattern.finditer(text):
-            if any(m.start() < end and start < m.end() for start, end in taken):
+            if any(m.start() < end and start < m.end() for start, end, _ in found):
                 continue
             day = _day(m)
             if day is not None:
-                found.append((m.start(), day))
-                taken.append(m.span())
-    return [day for _, day in sorted(found, key=lambda pair: pair[0])]
+                found.append((m.start(), m.end(), day))
+    return sorted(found, key=lambda span: span[0])
 
 
 def weekdays_in(text: str) -> list[Weekday]:
@@ -180,5 +183,5 @@ def _day(m: re.Match[str]) -> Day | None:
     return Day(month, day, year) if 1 <= day <= last else None
 
 
-__all__ = ["CalendarAnswer", "Day", "Weekday", "asks_for", "days_in", "printed_answer", "stated_answer",
+__all__ = ["CalendarAnswer", "Day", "Weekday", "asks_for", "day_spans", "days_in", "printed_answer", "stated_answer",
            "states_day", "weekdays_in"]

@@ -407,6 +407,8 @@ async def test_a_users_own_file_of_that_name_is_never_overwritten(ctx: ToolConte
 
 
 DATES = "I write dates as DD/MM/YYYY."
+# The model's rewrite and check, as for any preference (a date pattern is applied by rule by default).
+MODEL_ONLY = CheckConfig(model_tests=0, samples=0, rules=False)
 
 
 async def test_a_reply_judged_not_to_follow_the_preference_is_repaired_once(
@@ -414,7 +416,7 @@ async def test_a_reply_judged_not_to_follow_the_preference_is_repaired_once(
 ) -> None:
     request = "When is Christmas Day in 2025?"
     llm = backend("It is December 25, 2025.", "It is December 25, 2025.", "no", "It is 25/12/2025.")
-    result = await answer(llm, ctx, registry, request, preferences=[DATES])
+    result = await answer(llm, ctx, registry, request, config=MODEL_ONLY, preferences=[DATES])
     assert result.final_text == "It is 25/12/2025." and result.llm_calls == 4
     judge, repair = llm.requests[2], llm.requests[3]
     assert judge["max_tokens"] == 1 and judge["top_logprobs"] == 5 and f'"{DATES}"' in last_user(judge)
@@ -430,7 +432,7 @@ async def test_a_rewrite_that_changes_the_computed_date_is_refused_and_a_reforma
 ) -> None:
     draft = "45 days from March 3, 2026 is April 17, 2026."
     llm = backend(draft, DATE_PROGRAM, "It is 18/04/2026.", "no", "It is 17/04/2026.")
-    result = await answer(llm, ctx, registry, DATE_QUESTION, preferences=[DATES])
+    result = await answer(llm, ctx, registry, DATE_QUESTION, config=MODEL_ONLY, preferences=[DATES])
     assert result.final_text == "It is 17/04/2026."  # the same day, in the user's format
     assert result.info.preferences is not None
     assert result.info.preferences.reason == "the rewrite no longer states the checked answer"
@@ -440,12 +442,65 @@ async def test_a_rewrite_that_changes_the_computed_date_is_refused_and_a_reforma
 async def test_a_repair_that_breaks_the_answer_keeps_the_reply(ctx: ToolContext, registry: ToolRegistry) -> None:
     draft = "45 days from March 3, 2026 is April 17, 2026."
     llm = backend(draft, DATE_PROGRAM, "It is 17/04/2026.", "no", "It is 16/04/2026.")
-    result = await answer(llm, ctx, registry, DATE_QUESTION, preferences=[DATES])
+    result = await answer(llm, ctx, registry, DATE_QUESTION, config=MODEL_ONLY, preferences=[DATES])
     assert result.final_text == "It is 17/04/2026."
     assert result.info.preferences is not None and result.info.preferences.repaired is False
 
 
 async def test_a_failed_judgement_keeps_the_accepted_rewrite(ctx: ToolContext, registry: ToolRegistry) -> None:
     llm = backend("It is December 25, 2025.", "It is 25/12/2025.", ScriptedReply(error=(503, "busy")))
-    result = await answer(llm, ctx, registry, "When is Christmas Day in 2025?", preferences=[DATES])
+    result = await answer(llm, ctx, registry, "When is Christmas Day in 2025?", config=MODEL_ONLY,
+                          preferences=[DATES])
     assert result.final_text == "It is 25/12/2025."
+
+
+# ------------------------------------------------------------------------- preferences applied by rule
+
+async def test_a_preference_of_a_known_kind_is_applied_by_rule_without_a_model_call(
+    ctx: ToolContext, registry: ToolRegistry
+) -> None:
+    llm = backend("It is December 25, 2025.")
+    result = await answer(llm, ctx, registry, "When is Christmas Day in 2025?", preferences=[DATES])
+    assert result.final_text == "It is 25/12/2025." and result.llm_calls == 1
+    assert result.info.preferences is not None
+    assert result.info.preferences.to_json() == {"count": 1, "applied": True, "reason": "by rule",
+                                                 "rules": ["date DD/MM/YYYY"]}
+
+
+async def test_a_computed_date_is_put_in_the_users_pattern(ctx: ToolContext, registry: ToolRegistry) -> None:
+    llm = backend("45 days from March 3, 2026 is April 17, 2026.", DATE_PROGRAM)
+    result = await answer(llm, ctx, registry, DATE_QUESTION, preferences=[DATES])
+    assert result.final_text == "45 days from 03/03/2026 is 17/04/2026." and result.llm_calls == 2
+
+
+async def test_the_rule_converts_values_and_leaves_code_alone(ctx: ToolContext, registry: ToolRegistry) -> None:
+    draft = "Water freezes at 0 °C (32 °F). In code: `freeze_c = 0 °C`"
+    llm = backend(draft)
+    result = await answer(llm, ctx, registry, "At what temperature does water freeze?",
+                          preferences=["Give me temperatures in kelvin, not Celsius or Fahrenheit."])
+    assert result.final_text == "Water freezes at 273.15 K. In code: `freeze_c = 0 °C`"
+
+
+async def test_a_request_naming_the_form_wins_over_the_rule(ctx: ToolContext, registry: ToolRegistry) -> None:
+    llm = backend("It starts at 2:30 PM.")
+    result = await answer(llm, ctx, registry, "When does it start? Answer in AM/PM.",
+                          preferences=["I use the 24-hour clock."])
+    assert result.final_text == "It starts at 2:30 PM."
+
+
+async def test_rules_and_the_models_rewrite_share_a_turn(ctx: ToolContext, registry: ToolRegistry) -> None:
+    sign_off = "Sign my emails 'Cheers, Sam'."
+    llm = backend("Sure: the call is at 3 pm.", "Sure: the call is at 3 pm.\n\nCheers, Sam", "yes")
+    result = await answer(llm, ctx, registry, "Write a short email saying the call is at 3 pm.",
+                          preferences=["I use the 24-hour clock.", sign_off])
+    assert result.final_text == "Sure: the call is at 15:00.\n\nCheers, Sam" and result.llm_calls == 3
+    rewrite = last_user(llm.requests[1])
+    assert sign_off in rewrite and "24-hour" not in rewrite  # the model is asked only what no rule does
+    assert result.info.preferences is not None and result.info.preferences.rules == ("clock 24",)
+
+
+async def test_rules_switched_off_leave_the_preference_to_the_model(ctx: ToolContext, registry: ToolRegistry) -> None:
+    llm = backend("It is December 25, 2025.", "It is 25/12/2025.", "yes")
+    result = await answer(llm, ctx, registry, "When is Christmas Day in 2025?", config=MODEL_ONLY,
+                          preferences=[DATES])
+    assert result.final_text == "It is 25/12/2025." and result.llm_calls == 3

@@ -55,7 +55,7 @@ from ghost_agent.llm.base import BackendError, LLMBackend
 from ghost_agent.logging import get_logger
 from ghost_agent.memory.bus import strip_notes_echo
 from ghost_agent.privacy.redact import redact_text
-from ghost_agent.text import dates
+from ghost_agent.text import dates, format_rules
 from ghost_agent.text.inline_data import find_inline_data
 from ghost_agent.text.prompts import load_prompt
 from ghost_agent.text.request_kind import RequestKind
@@ -86,7 +86,7 @@ class CheckConfig:
     `revisions`: repair rounds after a failed check; `samples`: fresh candidates sampled (at
     `sample_temperature`) when the repaired answer still fails; `compute`: write and run a program for
     quantitative questions the draft answered without code; `preferences`: rewrite the finished reply to follow
-    the user's stated preferences shown to the turn.
+    the user's stated preferences shown to the turn; `rules`: apply those of a known kind by rule instead.
     """
 
     model: str | None = None
@@ -98,6 +98,7 @@ class CheckConfig:
     sample_temperature: float = 0.8
     compute: bool = True
     preferences: bool = True
+    rules: bool = True
 
 
 @dataclass
@@ -432,7 +433,17 @@ class AnswerFirst:
         """Rewrite the finished reply to follow the user's stated preferences (one call); the rewrite is kept
         only when `preferences.accept` finds nothing it broke (`answer`: what the turn computed or checked, which
         it must still state). Then one short call judges whether the reply follows them; when it does not, the
-        rewrite is asked once more, under the same rules. Recorded in `info.preferences`."""
+        rewrite is asked once more, under the same rules. Preferences of a known kind skip the model and are
+        applied last, by rule (`text/format_rules.py`). Recorded in `info.preferences`."""
+        rules, rest = format_rules.rules_for(wanted) if self.config.rules else ([], list(wanted))
+        if rules:
+            final = await self._follow_preferences(run, text, rest, answer) if rest else text
+            ruled = format_rules.apply_rules(final, rules, preferences.request_alone(run.user_request, wanted))
+            run.info.preferences = replace(
+                run.info.preferences or PreferencesApplied(count=0, applied=ruled != final, reason="by rule"),
+                count=len(wanted), rules=tuple(r.describe() for r in rules))
+            log.info("preferences_by_rule", rules=[r.describe() for r in rules], changed=ruled != final)
+            return ruled
         request = _without_form_instructions(run.user_request)
         rewrite = preferences.clean_rewrite(await self._text(
             run, preferences.preference_messages(request, text, wanted), temperature=0.0, **self._reply_bounds()))

@@ -88,6 +88,14 @@ def _quoted(preferences: Sequence[str]) -> str:
     return "; ".join(f'"{p}"' for p in preferences[:MAX_PREFERENCES])
 
 
+def request_alone(request: str, wanted: Sequence[str]) -> str:
+    """The request without the preferences stated in it (a correcting message states one and repeats the
+    request): what is left is what this request itself asks for, which wins over a lesson."""
+    for preference in wanted:
+        request = request.replace(preference, " ")
+    return request
+
+
 def clean_rewrite(text: str) -> str:
     """The rewrite without the prompt's scaffolding a small model echoes: a "Rewritten reply:" lead, and
     everything from a trailing "The user's preference:" / "Request:" line on (measured on the 1.5B)."""
@@ -189,4 +197,4 @@ def accept(reply: str, rewrite: str, request: str, wanted: Sequence[str] = (),
 
 
 __all__ = ["FOLLOWED", "MAX_PREFERENCES", "accept", "clean_rewrite", "judge_messages", "p_yes",
-           "preference_messages"]
+           "preference_messages", "request_alone"]

@@ -26,9 +26,11 @@ from ghost_agent.llm import wire
 from ghost_agent.logging import get_logger
 from ghost_agent.memory.bus import build_lessons_block, lesson_refs
 from ghost_agent.memory.demonstrations import build_demonstrations_block
+from ghost_agent.memory.lessons import ScoredLesson
 from ghost_agent.memory.preference import LESSON_SOURCE as PREFERENCE_SOURCE
 from ghost_agent.memory.preference import preference_text
 from ghost_agent.memory.sanitize import neutralize
+from ghost_agent.text.format_rules import rule_for
 
 log = get_logger("agent.memory")
 
@@ -50,8 +52,10 @@ class MemoryStage:
             return
         try:
             found = await memory.asearch(query, k, session=turn.session_id)
-            block = build_lessons_block(found)
-            shown = found[: len(block.shown)]  # the block keeps the given order and cuts at the end
+            ruled = [s for s in found if self._by_rule(s)]
+            in_block = [s for s in found if s not in ruled]
+            block = build_lessons_block(in_block)
+            shown = in_block[: len(block.shown)] + ruled  # the block keeps the given order and cuts at the end
             if shown:
                 await memory.amark_used([s.lesson.id for s in shown])
         except Exception as exc:  # noqa: BLE001 - lessons are a bonus; the turn goes on without them
@@ -66,9 +70,19 @@ class MemoryStage:
                        and (text := preference_text(neutralize(s.lesson.solution)))]
         if preferences:  # after any the correction stage found in this very message
             turn.state.preferences = list(dict.fromkeys([*turn.state.preferences, *preferences]))
-            await self._demonstrations(turn, [s.lesson.id for s in shown if s.lesson.source == PREFERENCE_SOURCE])
+            await self._demonstrations(turn, [s.lesson.id for s in shown
+                                              if s.lesson.source == PREFERENCE_SOURCE and s not in ruled])
         log.info("lessons_shown", request_id=turn.request_id, ids=[s.lesson.id for s in shown],
-                 preferences=len(preferences))
+                 preferences=len(preferences), by_rule=len(ruled))
+
+    def _by_rule(self, scored: ScoredLesson) -> bool:
+        """A preference lesson of a kind applied by rule after the draft (`text/format_rules.py`): kept out of the
+        notes, so the draft answers as it would without the lesson (with "temperatures in kelvin" in its notes the
+        1.5B wrote "Water freezes at 0 Kelvin"), and the rule converts the answer it gives."""
+        if scored.lesson.source != PREFERENCE_SOURCE or not self.services.settings.agent.preference_rules:
+            return False
+        text = preference_text(neutralize(scored.lesson.solution))
+        return text is not None and rule_for(text) is not None
 
     async def _demonstrations(self, turn: Turn, lesson_ids: list[str]) -> None:
         """The shown preference lessons' demonstrations, as a block next to the notes (none when switched off)."""

@@ -76,6 +76,7 @@ class AgentConfig:
                 samples=agent.check_samples,
                 compute=agent.check_compute,
                 preferences=agent.preference_rewrite,
+                rules=agent.preference_rules,
             ),
         )
 
