@@ -153,6 +153,7 @@ class TurnState:
     # the shown preference lessons' demonstrations (an examples block of replies the user accepted)
     selfhood_prefix: str = ""
     memory_block: str = ""
+    memory_block_by_rule: str | None = None  # the block without the preferences a rule applies (None: none shown)
     lessons_shown: list[JSON] | None = None
     demos_block: str = ""
     demonstrations_shown: list[JSON] | None = None
@@ -193,7 +194,13 @@ class TurnState:
     def notes(self) -> str:
         """What goes in front of the last user message: the lessons block, the demonstrations of the preference
         lessons in it, then the worked-examples block."""
-        return "\n\n".join(block for block in (self.memory_block, self.demos_block, self.examples_block) if block)
+        return self.notes_for(by_rule=False)
+
+    def notes_for(self, *, by_rule: bool) -> str:
+        """`notes`, for a turn that applies the preferences of a known kind by rule (`by_rule`: their lessons left
+        out of the lessons block) or not."""
+        lessons = self.memory_block_by_rule if by_rule and self.memory_block_by_rule is not None else self.memory_block
+        return "\n\n".join(block for block in (lessons, self.demos_block, self.examples_block) if block)
 
     @property
     def examples_ids(self) -> list[str]:

@@ -177,7 +177,10 @@ def _dates(prose: str, form: str, request: str) -> str:
         year = day.year if day.year is not None else (next(iter(years)) if len(years) == 1 else None)
         if year is None:
             continue  # "December 25" with no year anywhere: a pattern with a year would invent one
-        out += [prose[last:start], _date_text(form, year, day.month, day.day)]
+        before = prose[last:start]
+        if prose[start].isdigit() and before.lower().endswith("the "):
+            before = before[:-4]  # "the 17th of April, 2026" → "17/04/2026", not "the 17/04/2026"
+        out += [before, _date_text(form, year, day.month, day.day)]
         last = end
     out.append(prose[last:])
     return re.sub(r"\b(\d{1,4}[/.\-]\d{1,2}[/.\-]\d{1,4})(?:st|nd|rd|th)\b", r"\1", "".join(out))

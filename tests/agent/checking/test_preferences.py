@@ -27,8 +27,10 @@ REQUEST = "What date is the winter solstice in 2027?"
 
 
 def settings_for(tmp_path: Path, url: str, **overrides: Any) -> Any:
+    """These tests exercise the model's rewrite and check, with a date pattern for the preference: its rule
+    (`text/format_rules.py`, on by default) is switched off here and tested on its own below."""
     values: dict[str, Any] = {"router": "auto", "agent_strategy": "answer-first", "mcts": False,
-                              "upstream_url": url}
+                              "upstream_url": url, "preference_rules": False}
     return make_settings(tmp_path, **{**values, **overrides})
 
 
@@ -66,6 +68,24 @@ async def test_a_preference_routes_to_the_agent_and_the_reply_is_rewritten_to_fo
     assert traj.router is not None and traj.router["reason"] == "user_preference"
     assert [r["id"] for r in traj.extra["lessons_shown"]] == [lesson_id]
     assert traj.extra["agent"]["preferences"] == {"count": 1, "applied": True, "reason": "", "followed": 1.0}
+
+
+async def test_a_preference_of_a_known_kind_is_applied_by_rule_and_kept_out_of_the_draft(
+    tmp_path: Path, upstream: tuple[str, ScriptedBackend]
+) -> None:
+    url, llm = upstream
+    llm.enqueue(ScriptedReply(content="The winter solstice in 2027 is on December 22, 2027."))
+    settings = settings_for(tmp_path, url, preference_rules=True)
+    lesson_id = teach(settings)
+    async with daemon(settings) as client:
+        response = await chat(client, REQUEST, "alice")
+    assert response.json()["choices"][0]["message"]["content"] == "The winter solstice in 2027 is on 22/12/2027."
+    (draft,) = llm.requests  # one call: no rewrite, no judge
+    assert all(DATES not in str(m["content"]) for m in draft["messages"])  # the draft answers as without it
+    traj = stored(settings, response.headers["x-ghost-trajectory-id"])
+    assert traj.router is not None and traj.router["reason"] == "user_preference"
+    assert [r["id"] for r in traj.extra["lessons_shown"]] == [lesson_id]
+    assert traj.extra["agent"]["preferences"]["rules"] == ["date DD/MM/YYYY"]
 
 
 async def test_the_correcting_turn_itself_follows_the_preference_it_states(

@@ -52,10 +52,8 @@ class MemoryStage:
             return
         try:
             found = await memory.asearch(query, k, session=turn.session_id)
-            ruled = [s for s in found if self._by_rule(s)]
-            in_block = [s for s in found if s not in ruled]
-            block = build_lessons_block(in_block)
-            shown = in_block[: len(block.shown)] + ruled  # the block keeps the given order and cuts at the end
+            block = build_lessons_block(found)
+            shown = found[: len(block.shown)]  # the block keeps the given order and cuts at the end
             if shown:
                 await memory.amark_used([s.lesson.id for s in shown])
         except Exception as exc:  # noqa: BLE001 - lessons are a bonus; the turn goes on without them
@@ -66,6 +64,9 @@ class MemoryStage:
         # only what fit in the bounded block counts as shown (credit and blame go to what the model saw)
         turn.state.memory_block = block.text
         turn.state.lessons_shown = lesson_refs(shown)
+        ruled = [s for s in shown if self._by_rule(s)]
+        if ruled:  # the answer-first draft's notes leave them out (`TurnState.notes_for`)
+            turn.state.memory_block_by_rule = build_lessons_block([s for s in shown if s not in ruled]).text
         preferences = [text for s in shown if s.lesson.source == PREFERENCE_SOURCE
                        and (text := preference_text(neutralize(s.lesson.solution)))]
         if preferences:  # after any the correction stage found in this very message
@@ -76,9 +77,11 @@ class MemoryStage:
                  preferences=len(preferences), by_rule=len(ruled))
 
     def _by_rule(self, scored: ScoredLesson) -> bool:
-        """A preference lesson of a kind applied by rule after the draft (`text/format_rules.py`): kept out of the
-        notes, so the draft answers as it would without the lesson (with "temperatures in kelvin" in its notes the
-        1.5B wrote "Water freezes at 0 Kelvin"), and the rule converts the answer it gives."""
+        """A preference lesson of a kind the answer-first turn applies by rule after the draft
+        (`text/format_rules.py`): kept out of that draft's notes, so it answers as it would without the lesson
+        (with "temperatures in kelvin" in its notes the 1.5B wrote "Water freezes at 0 Kelvin"), and the rule
+        converts the answer it gives. Such a lesson gets no demonstrations (a demonstration's "14:30" was copied
+        into the answer to another question); the fast path, which applies no rule, sees it in its notes."""
         if scored.lesson.source != PREFERENCE_SOURCE or not self.services.settings.agent.preference_rules:
             return False
         text = preference_text(neutralize(scored.lesson.solution))

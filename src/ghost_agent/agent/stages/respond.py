@@ -222,7 +222,8 @@ class AgentTurn:
             turn.state.request_kind = kind
             given = StrategyContext(
                 messages=list(turn.body.get("messages") or []), tool_ctx=ctx, user_request=user_request, kind=kind,
-                extra_system=turn.state.selfhood_prefix, notes=turn.state.notes, client_body=turn.body,
+                extra_system=turn.state.selfhood_prefix, client_body=turn.body,
+                notes=turn.state.notes_for(by_rule=strategy == "answer-first" and settings.agent.preference_rules),
                 preferences=turn.state.preferences, on_event=on_event,
             )
             try:
