@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check -q
 ARGS   ?=
 
-.PHONY: install install-dev install-local sandbox run test test-slow lint typecheck bench bench-embedded eval fuzz check clean
+.PHONY: install install-dev install-local sandbox browser run test test-slow lint typecheck bench bench-embedded eval fuzz check clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,10 @@ install-dev: $(VENV)/.dev-installed
 ## sandbox: install bubblewrap (apt) when missing; the daemon's sandbox isolates model-written code with it.
 sandbox:
 	sandbox/setup.sh
+
+## browser: install Debian's chromium and chromedriver (apt) when missing; the status page's tests drive them.
+browser:
+	scripts/browser_setup.sh
 install-local: $(VENV)/.local-installed
 install: install-local
 
@@ -38,7 +42,7 @@ run: $(RUN_INSTALL) sandbox
 	$(VENV)/bin/ghost-agent serve $(ARGS)
 
 ## test: set up and run the default test suite (fails if no test ran: pytest exits 5).
-test: install-dev sandbox
+test: install-dev sandbox browser
 	$(PY) -m pytest -q
 
 ## test-slow: tests that load the real embedded model and fuzz the API.

@@ -62,6 +62,11 @@ class GhostHome:
         return self.selfplay / "experience.sqlite3"
 
     @property
+    def watchdog_runs(self) -> Path:
+        """Every watchdog phase run, one JSON line each (`watchdog/run_log.py`)."""
+        return self.system / "watchdog" / "runs.jsonl"
+
+    @property
     def eval(self) -> Path:
         return self.system / "eval"
 

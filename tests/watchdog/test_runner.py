@@ -170,3 +170,20 @@ async def test_watchdog_can_be_disabled(tmp_path: Path) -> None:
         status = (await daemon.client.get("/v1/ghost/status")).json()
         assert status["watchdog"]["enabled"] is False
         assert all(p["next_eligible"] is None for p in status["phases"])
+
+
+async def test_every_run_lands_in_the_run_history(tmp_path: Path) -> None:
+    def boom(ctx: PhaseContext) -> None:
+        raise RuntimeError("dream crashed")
+
+    dream = Recorder(name="rem_dream", action=boom)
+    async with watchdog_app(tmp_path, phases=(dream,)) as daemon:
+        wd = daemon.watchdog
+        daemon.idle_for(700 * SCALE)
+        await wd.tick()
+        assert wd.run_log is not None
+        runs = wd.run_log.recent()
+    by_phase = {r["phase"]: r for r in runs}
+    assert by_phase["rem_dream"]["status"] == "failed" and by_phase["rem_dream"]["detail"] == "RuntimeError"
+    assert by_phase["journal_drain"]["status"] in ("ok", "skipped")
+    assert all(r["start"] <= r["end"] and r["duration_ms"] >= 0 for r in runs)

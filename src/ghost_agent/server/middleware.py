@@ -179,6 +179,8 @@ class GhostMiddleware:
         }
         if turn is not None:
             timings = turn.timings
+            if status < 400:
+                self.ctx.replies.note(ms=total_ms, ttft_ms=timings.get("ttft"), usage=turn.usage, path=path)
             fields.update(
                 stream=turn.stream,
                 model=turn.body.get("model"),

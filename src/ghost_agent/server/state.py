@@ -26,6 +26,8 @@ from ghost_agent.sandbox.workspace import Workspaces
 from ghost_agent.selfplay.practice import Grader, PracticeTurn
 from ghost_agent.server.metrics import Metrics
 from ghost_agent.server.practice import practice_turn
+from ghost_agent.server.reply_rates import RecentReplies
+from ghost_agent.server.turn_index import TurnIndex
 from ghost_agent.settings import Settings
 from ghost_agent.trajectories.collector import TrajectoryCollector
 from ghost_agent.watchdog.clock import ActivityClock
@@ -74,6 +76,16 @@ class AppContext:
     # Reflection (None when --no-reflection): the Reflector (`.reflector`, whose `run` is the watchdog's
     # reflection backstop) and the held post-correction reflection tasks (`.tasks`).
     reflection: ReflectionScheduler | None = None
+    # The status page's sources: the last replies (rates and tokens/s for "Now"), the turns index (made on
+    # first use: `turn_index`).
+    replies: RecentReplies = field(default_factory=RecentReplies)
+    _turns: TurnIndex | None = None
+
+    def turn_index(self) -> TurnIndex:
+        """The turns the status page lists, indexed incrementally from the trajectory store."""
+        if self._turns is None:
+            self._turns = TurnIndex(self.collector)
+        return self._turns
 
     @property
     def served_model(self) -> str:

@@ -314,6 +314,27 @@ class TrajectoryCollector:
         ]
         return sorted(days)
 
+    def day_files(self, day: str) -> list[Path]:
+        """The session files of one day directory, by name."""
+        return self._day_files(day)
+
+    def corrections_overlay(self) -> dict[str, JSON]:
+        """The latest correction of each corrected trajectory, by id (the sidecar, reloaded when it changed)."""
+        return self._sidecar.overlay()
+
+    def read_from(self, path: Path, offset: int) -> tuple[list[Trajectory], int]:
+        """The valid records of `path` from byte `offset` up to its last complete line, and the offset after it
+        (for a reader that follows a growing file); bad lines are skipped. Missing file: ([], offset)."""
+        try:
+            with self._open_for_read(path) as fh:
+                fh.seek(offset)
+                data = fh.read()
+        except OSError:
+            return [], offset
+        end = data.rfind(b"\n") + 1
+        records = [t for line in data[:end].splitlines() if line.strip() and (t := _parse_line(line)) is not None]
+        return records, offset + end
+
     def _day_files(self, day: str) -> list[Path]:
         directory = self.root / day
         try:

@@ -47,6 +47,11 @@ class CountsCache:
         """The last computed counts (None before the first computation)."""
         return self._snapshot
 
+    @property
+    def stale(self) -> bool:
+        """Whether the next `get` recomputes (never computed, or older than `ttl_s`)."""
+        return self._stale()
+
     def _stale(self) -> bool:
         return self._at is None or self.clock.monotonic() - self._at >= self.ttl_s
 

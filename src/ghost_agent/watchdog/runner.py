@@ -27,6 +27,7 @@ from ghost_agent.logging import get_logger
 from ghost_agent.watchdog.base import Phase, PhaseContext, PhaseResult, PhaseYielded
 from ghost_agent.watchdog.clock import ActivityClock
 from ghost_agent.watchdog.counts import CountsCache
+from ghost_agent.watchdog.run_log import PhaseRunLog
 
 if TYPE_CHECKING:
     from ghost_agent.watchdog.host import PhaseHost, PhaseMetrics
@@ -61,6 +62,7 @@ class Watchdog:
         counts: CountsCache,
         metrics: PhaseMetrics | None = None,
         enabled: bool = True,
+        run_log: PhaseRunLog | None = None,
     ) -> None:
         self.app = app
         self.phases: list[Phase] = list(phases)
@@ -70,6 +72,7 @@ class Watchdog:
         self.counts = counts
         self.metrics = metrics
         self.enabled = enabled
+        self.run_log = run_log
         self.states: dict[str, PhaseState] = {p.name: PhaseState() for p in self.phases}
         self.ticks = 0
         self.current: str | None = None
@@ -164,7 +167,7 @@ class Watchdog:
         self.current = phase.name
         (log.debug if quiet else log.info)("phase", action="start", phase=phase.name, key=phase.key,
                                            idle_s=round(self.activity.idle_s(), 3))
-        t0 = time.perf_counter()
+        t0, wall = time.perf_counter(), time.time()
         result = PhaseResult("cancelled", "shutdown")
         try:
             result = await phase.run(ctx)
@@ -185,12 +188,22 @@ class Watchdog:
             self.current = None
             seconds = time.perf_counter() - t0
             self._observe(phase, result, seconds)
+            self._log_run(phase, result, wall, seconds)
             if result.status != "failed":
                 level = log.debug if quiet and result.status == "ok" else log.info
                 level("phase", action="skip" if result.status == "skipped" else "end", phase=phase.name,
                       key=phase.key, status=result.status, reason=result.detail or None,
                       duration_ms=round(seconds * 1000.0, 3), **_loggable(result.data))
         return result
+
+    def _log_run(self, phase: Phase, result: PhaseResult, wall: float, seconds: float) -> None:
+        if self.run_log is None:
+            return
+        try:
+            self.run_log.append(phase=phase.name, key=phase.key, started=wall, ended=wall + seconds,
+                                status=result.status, detail=result.detail, data=result.data)
+        except OSError as exc:  # the history is for the status page; a full disk must not stop the phases
+            log.warning("phase_run_log_failed", phase=phase.name, error=repr(exc))
 
     def _observe(self, phase: Phase, result: PhaseResult, seconds: float) -> None:
         if self.metrics is None:

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from ghost_agent.watchdog.counts import CountsCache, default_providers
 from ghost_agent.watchdog.host import PhaseHost
+from ghost_agent.watchdog.run_log import PhaseRunLog
 from ghost_agent.watchdog.runner import Watchdog
 from ghost_agent.watchdog.table import build_phases, tick_seconds
 
@@ -58,6 +59,7 @@ def build_watchdog(ctx: WatchdogHost) -> Watchdog:
         counts=counts,
         metrics=ctx.metrics,
         enabled=settings.watchdog.enabled,
+        run_log=PhaseRunLog(ctx.home.watchdog_runs),
     )
 
 

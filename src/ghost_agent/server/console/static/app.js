@@ -1,0 +1,401 @@
+// Ghost Agent status page. Reads the daemon's /v1/ghost/... JSON endpoints; renders every value as text
+// (textContent, never innerHTML): lessons and turns are user-, model- and web-written data.
+"use strict";
+
+window.__ghostErrors = [];
+window.addEventListener("error", (e) => { window.__ghostErrors.push(String(e.message)); });
+window.addEventListener("unhandledrejection", (e) => {
+  if (!(e.reason && e.reason.auth)) window.__ghostErrors.push(String(e.reason));
+});
+
+const KEY = "ghost-api-key";
+const SVG = "http://www.w3.org/2000/svg";
+const $ = (id) => document.getElementById(id);
+
+function h(tag, props, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(props || {})) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+    else if (k === "class") node.className = v;
+    else node.setAttribute(k, String(v));
+  }
+  append(node, children);
+  return node;
+}
+
+function append(node, ...children) {
+  for (const c of children.flat(Infinity)) {
+    if (c === null || c === undefined || c === false) continue;
+    node.appendChild(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return node;
+}
+
+function s(tag, attrs, ...children) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, String(v));
+  for (const c of children.flat(Infinity)) {
+    if (c === null || c === undefined) continue;
+    node.appendChild(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return node;
+}
+
+// ------------------------------------------------------------------------------------------ the API
+
+async function api(path, options) {
+  const headers = { "accept": "application/json" };
+  const key = sessionStorage.getItem(KEY);
+  if (key) headers["authorization"] = "Bearer " + key;
+  const response = await fetch(path, { ...(options || {}), headers });
+  if (response.status === 401) {
+    sessionStorage.removeItem(KEY);
+    $("keyform").hidden = false;
+    $("key").focus();
+    const err = new Error("the api key is needed");
+    err.auth = true;
+    throw err;
+  }
+  const body = await response.json().catch(() => ({}));
+  if (!response.ok) {
+    const message = body && body.error ? body.error.message : response.statusText;
+    throw new Error(response.status + ": " + message);
+  }
+  return body;
+}
+
+const post = (path) => api(path, { method: "POST" });
+
+function fmt(value, digits) {
+  if (value === null || value === undefined) return "—";
+  if (typeof value === "number") return value.toLocaleString(undefined, { maximumFractionDigits: digits ?? 2 });
+  return String(value);
+}
+
+function ms(value) {
+  if (value === null || value === undefined) return "—";
+  return value >= 1000 ? fmt(value / 1000, 1) + " s" : fmt(value, 0) + " ms";
+}
+
+function when(iso) {
+  if (!iso) return "—";
+  const d = new Date(iso);
+  return isNaN(d) ? String(iso) : d.toLocaleString();
+}
+
+function duration(seconds) {
+  if (seconds === null || seconds === undefined) return "—";
+  const units = [[86400, "d"], [3600, "h"], [60, "min"], [1, "s"]];
+  for (const [n, u] of units) if (seconds >= n) return fmt(seconds / n, 1) + " " + u;
+  return fmt(seconds, 1) + " s";
+}
+
+function kv(pairs) {
+  return h("dl", { class: "kv" }, pairs.filter(Boolean).map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]));
+}
+
+function card(title, ...children) {
+  return h("section", { class: "card" }, h("h2", {}, title), ...children);
+}
+
+function empty(text) { return h("p", { class: "muted empty" }, text); }
+
+// ------------------------------------------------------------------------------------------ plots
+
+// Bars of `values` (null drawn as a gap), with the y axis from 0 to the largest value.
+function barChart(values, { width = 520, height = 120, label = "" } = {}) {
+  const top = Math.max(1e-9, ...values.filter((v) => v !== null));
+  const pad = 24, bw = Math.min(28, (width - pad) / Math.max(values.length, 1));
+  const bars = values.map((v, i) => v === null ? null : s("rect", {
+    class: "dot bar", x: pad + i * bw + 1, width: Math.max(bw - 2, 1),
+    y: height - 14 - (v / top) * (height - 24), height: (v / top) * (height - 24),
+  }, s("title", {}, fmt(v) + " " + label)));
+  return s("svg", { width, height, role: "img", "aria-label": label, class: "plot" },
+    s("line", { class: "axis", x1: pad, y1: height - 14, x2: width, y2: height - 14 }),
+    s("text", { x: 0, y: 10 }, fmt(top, 1)), s("text", { x: 0, y: height - 16 }, "0"),
+    s("text", { x: pad, y: height - 2 }, label), bars);
+}
+
+// One row per phase, one rectangle per run, coloured by its status, on a shared time axis.
+function timeline(runs, phases, { width = 900 } = {}) {
+  const names = [...new Set([...phases, ...runs.map((r) => r.phase)])];
+  const starts = runs.map((r) => Date.parse(r.start)), ends = runs.map((r) => Date.parse(r.end));
+  const lo = Math.min(...starts), hi = Math.max(...ends, lo + 1000);
+  const left = 110, row = 20, height = names.length * row + 22;
+  const x = (t) => left + ((t - lo) / (hi - lo)) * (width - left - 10);
+  const rows = names.map((name, i) => [
+    s("text", { x: 0, y: i * row + 14 }, name),
+    s("line", { class: "axis", x1: left, y1: i * row + row - 2, x2: width, y2: i * row + row - 2 }),
+  ]);
+  const marks = runs.map((r, k) => s("rect", {
+    class: "run run-" + r.status, x: x(starts[k]), y: names.indexOf(r.phase) * row + 3,
+    width: Math.max(x(ends[k]) - x(starts[k]), 3), height: row - 8,
+  }, s("title", {}, `${r.phase} ${r.status} ${when(r.start)} (${ms(r.duration_ms)})${r.detail ? ": " + r.detail : ""}`)));
+  return s("svg", { width, height, role: "img", "aria-label": "phase runs over time", class: "plot timeline" },
+    rows, marks,
+    s("text", { x: left, y: height - 4 }, when(new Date(lo).toISOString())),
+    s("text", { x: width - 150, y: height - 4 }, when(new Date(hi).toISOString())));
+}
+
+// ------------------------------------------------------------------------------------------ sections
+
+function modelCard(name, m) {
+  if (!m || !m.loaded) return card(name + " model", empty("No learned model yet: the default decides."));
+  const gate = m.gate || {}, metrics = m.metrics || {};
+  const figures = Object.entries(gate).filter(([, v]) => typeof v === "number")
+    .map(([k, v]) => [k, fmt(v, 3)]);
+  return card(name + " model", kv([
+    ["id", m.model_id], ["source", m.source], ["swaps", fmt(m.swaps)], ["trained", when(m.trained_at)],
+    ["samples", fmt(m.n_samples)],
+    ...Object.entries(metrics).filter(([, v]) => typeof v === "number").map(([k, v]) => [k, fmt(v, 3)]),
+    ...figures.map(([k, v]) => ["held-out " + k, v]),
+  ]));
+}
+
+function countsCard(counts) {
+  if (!counts) return card("Counts", empty("Counting… (the first count runs in the background)"));
+  const rows = [];
+  for (const [name, value] of Object.entries(counts)) {
+    if (name === "computed_at") continue;
+    if (value && typeof value === "object") {
+      if (value.available === false) { rows.push([name, value.reason || "not available"]); continue; }
+      rows.push([name, fmt(value.total)]);
+      for (const [k, v] of Object.entries(value)) {
+        if (v && typeof v === "object" && !Array.isArray(v)) {
+          const parts = Object.entries(v).filter(([, n]) => typeof n === "number").map(([a, n]) => fmt(n) + " " + a);
+          if (parts.length) rows.push(["  " + k.replace(/^by_/, "by "), parts.join(" · ")]);
+        }
+      }
+    } else rows.push([name, fmt(value)]);
+  }
+  return card("Counts", rows.length ? kv(rows) : empty("Nothing recorded yet."));
+}
+
+async function renderNow(main) {
+  const now = await api("/v1/ghost/now");
+  const a = now.activity, sandbox = now.sandbox;
+  const speeds = a.replies.map((r) => r.tokens_per_s);
+  append(main, [
+    h("div", { class: "grid", id: "now" },
+      card("Backend", h("div", { class: "big" }, now.model || now.backend.kind),
+        kv([["backend", now.backend.kind], ["ready", now.backend.ready ? "yes" : "no"],
+            now.backend.error && ["error", now.backend.error]])),
+      card("Sandbox", h("div", { class: "big " + (sandbox.isolated ? "ok" : "bad") },
+        sandbox.isolated ? "isolated" : sandbox.backend ? "NOT isolated" : (sandbox.error ? "unavailable" : "probing")),
+        kv([["backend", sandbox.backend], ["isolates", (sandbox.isolates || []).join(", ")],
+            ...sandbox.warnings.map((w) => ["warning", w]), sandbox.error && ["error", sandbox.error]])),
+      card("Load", kv([["uptime", duration(now.uptime_s)], ["requests / min", fmt(a.requests_per_min)],
+        ["tokens / min", fmt(a.tokens_per_min, 0)], ["in flight", fmt(now.in_flight)],
+        ["window", duration(a.window_s)]])),
+      card("Watchdog", kv([["enabled", now.watchdog.enabled ? "yes" : "no"],
+        ["running now", now.watchdog.current_phase || "nothing"], ["idle for", duration(now.watchdog.idle_s)]])),
+    ),
+    card("Tokens per second, last replies",
+      speeds.some((v) => v !== null) ? barChart(speeds, { label: "tokens/s" }) : empty("No replies since the daemon started.")),
+    h("div", { class: "grid" }, modelCard("PRM", now.models.prm), modelCard("Router", now.models.router),
+      countsCard(now.counts)),
+  ]);
+}
+
+const turnsState = { q: "", source: "", outcome: "" };
+
+function turnRow(t) {
+  return h("tr", { class: "row", "data-id": t.id, onclick: () => { location.hash = "#turn/" + t.id; } },
+    h("td", {}, when(t.ts)),
+    h("td", { class: t.outcome === "passed" ? "ok" : t.outcome === "failed" ? "bad" : "muted" },
+      t.outcome, t.corrected_by ? " (" + t.corrected_by + ")" : ""),
+    h("td", {}, [t.route, t.strategy].filter(Boolean).join(" / ") || t.source),
+    h("td", {}, ms(t.latency_ms)), h("td", {}, fmt(t.llm_calls)),
+    h("td", {}, fmt((t.prompt_tokens || 0) + (t.completion_tokens || 0))),
+    h("td", {}, t.tools.map((n) => h("span", { class: "tag" }, n))),
+    h("td", { class: "text" }, t.request));
+}
+
+async function renderTurns(main) {
+  const search = h("input", { type: "search", placeholder: "search requests and replies", value: turnsState.q });
+  const source = h("select", {}, ["", "chat", "self_play", "eval", "reflection", "self_consistency"]
+    .map((v) => h("option", { value: v, selected: v === turnsState.source }, v || "any source")));
+  const outcome = h("select", {}, ["", "passed", "failed", "unknown"]
+    .map((v) => h("option", { value: v, selected: v === turnsState.outcome }, v || "any outcome")));
+  const body = h("tbody", {});
+  const more = h("button", { hidden: true }, "More");
+  let cursor = null;
+  const load = async (reset) => {
+    const params = new URLSearchParams({ limit: "50" });
+    if (turnsState.q) params.set("q", turnsState.q);
+    if (turnsState.source) params.set("source", turnsState.source);
+    if (turnsState.outcome) params.set("outcome", turnsState.outcome);
+    if (!reset && cursor) params.set("before", cursor);
+    const page = await api("/v1/ghost/turns?" + params);
+    if (reset) body.replaceChildren();
+    append(body, page.items.map(turnRow));
+    if (reset && !page.items.length) append(body, h("tr", {}, h("td", { colspan: 8 }, empty("No turns recorded yet."))));
+    cursor = page.next;
+    more.hidden = !cursor;
+  };
+  const apply = () => {
+    turnsState.q = search.value; turnsState.source = source.value; turnsState.outcome = outcome.value;
+    load(true);
+  };
+  search.addEventListener("change", apply);
+  source.addEventListener("change", apply);
+  outcome.addEventListener("change", apply);
+  more.addEventListener("click", () => load(false));
+  append(main, h("div", { class: "toolbar" }, search, source, outcome),
+    h("table", { id: "turns" }, h("thead", {}, h("tr", {}, ["time", "outcome", "route / strategy", "latency",
+      "model calls", "tokens", "tools", "request"].map((c) => h("th", {}, c)))), body), more);
+  await load(true);
+}
+
+function treeNode(node, total) {
+  const width = node.ms && total ? Math.max(2, Math.round(160 * node.ms / total)) : 0;
+  return h("li", { class: "step" },
+    width ? h("span", { class: "bar", style: null, "data-width": width }) : null,
+    h("strong", { class: node.ok === false ? "bad" : "" }, node.name), " ",
+    h("span", { class: "muted" }, node.ms !== null && node.ms !== undefined ? ms(node.ms) : ""),
+    node.detail ? h("div", { class: "muted text" }, node.detail) : null,
+    node.children.length ? h("ul", {}, node.children.map((c) => treeNode(c, total))) : null);
+}
+
+async function renderTurn(main, id) {
+  const t = await api("/v1/ghost/turns/" + encodeURIComponent(id));
+  const tree = h("div", { class: "tree", id: "tree" }, h("ul", {}, treeNode(t.tree, t.tree.ms)));
+  for (const bar of tree.querySelectorAll(".bar")) bar.style.width = bar.dataset.width + "px";
+  const shown = (title, items, label) => items.length
+    ? card(title, h("ul", {}, items.map((i) => h("li", {}, label(i))))) : null;
+  append(main, h("p", {}, h("a", { href: "#turns" }, "← all turns")),
+    card("Turn " + t.id, kv([["time", when(t.ts)], ["source", t.source], ["session", t.session_id],
+      ["outcome", t.outcome], t.failure_reason && ["why", t.failure_reason],
+      ["route", [t.router.decision, t.router.reason].filter(Boolean).join(" — ")], ["latency", ms(t.latency_ms)],
+      ["tokens", fmt((t.usage.prompt_tokens || 0)) + " in, " + fmt(t.usage.completion_tokens || 0) + " out"]])),
+    card("Request", h("pre", {}, t.request)), card("Reply", h("pre", { id: "reply" }, t.reply)),
+    card("Steps", tree),
+    shown("Lessons shown", t.lessons_shown, (l) => [l.id, " ", h("span", { class: "muted" },
+      [l.source, l.score !== null && l.score !== undefined ? "score " + fmt(l.score, 2) : ""].filter(Boolean).join(", "))]),
+    shown("Demonstrations shown", t.demonstrations_shown, (d) => "lesson " + d.lesson_id + " from turn " + d.trajectory_id),
+    shown("Worked examples shown", t.examples_shown, (e) => e.id + (e.template ? " (" + e.template + ")" : "")),
+    t.correction ? card("Correction", kv([["by", t.correction.source], ["outcome", t.correction.outcome],
+      ["reason", t.correction.reason], ["when", when(t.correction.ts)]])) : null,
+    t.corrected_prior ? card("This turn corrected", h("a", { href: "#turn/" + t.corrected_prior }, t.corrected_prior)) : null);
+}
+
+function lessonRow(l, reload) {
+  const act = (action) => h("button", { "data-action": action, onclick: async (e) => {
+    e.stopPropagation();
+    await post(`/v1/ghost/lessons/${encodeURIComponent(l.id)}/${action}`);
+    await reload();
+  } }, action);
+  const actions = l.status === "retracted" ? [] : [
+    act(l.pinned ? "unpin" : "pin"), act(l.archived ? "unarchive" : "archive"), act("retract")];
+  return h("tr", { class: "lesson", "data-id": l.id, "data-status": l.status },
+    h("td", {}, h("span", { class: "tag status" }, l.status), l.retract_reason ? h("div", { class: "muted" }, l.retract_reason) : null),
+    h("td", { class: "text" }, h("div", { class: "task" }, l.task), l.mistake ? h("div", { class: "muted" }, "mistake: " + l.mistake) : null,
+      h("div", { class: "solution" }, l.solution)),
+    h("td", {}, kv([["source", l.source || "reflection"], ["from turn", l.source_trajectory_id
+      ? h("a", { href: "#turn/" + l.source_trajectory_id }, l.source_trajectory_id.slice(0, 12)) : "—"],
+      ["client", l.session_id || "all (pinned)"], ["written", when(l.created_at)], ["shown / used", fmt(l.uses)],
+      ["last used", when(l.last_used)]])),
+    h("td", {}, actions));
+}
+
+async function renderLearning(main) {
+  const status = h("select", {}, ["", "active", "pinned", "archived", "retracted"]
+    .map((v) => h("option", { value: v }, v || "every status")));
+  const search = h("input", { type: "search", placeholder: "search lessons" });
+  const body = h("tbody", {});
+  const summary = h("span", { class: "muted" });
+  const reload = async () => {
+    const params = new URLSearchParams({ limit: "100" });
+    if (status.value) params.set("status", status.value);
+    if (search.value) params.set("q", search.value);
+    const page = await api("/v1/ghost/lessons?" + params);
+    body.replaceChildren(...page.items.map((l) => lessonRow(l, reload)));
+    if (!page.items.length) append(body, h("tr", {}, h("td", { colspan: 4 }, empty("No lessons yet: a correction or a reflection writes the first."))));
+    summary.textContent = Object.entries(page.counts).map(([k, v]) => `${v} ${k}`).join(" · ");
+  };
+  status.addEventListener("change", reload);
+  search.addEventListener("change", reload);
+  const skills = h("div", { id: "skills" });
+  append(main, card("Lessons", h("div", { class: "toolbar" }, status, search, summary),
+    h("table", { id: "lessons" }, h("thead", {}, h("tr", {}, ["status", "lesson", "provenance", ""].map((c) => h("th", {}, c)))), body)),
+    card("Skill candidates", skills));
+  await reload();
+  await renderSkills(skills);
+}
+
+async function renderSkills(box) {
+  const page = await api("/v1/ghost/skills");
+  box.replaceChildren();
+  if (!page.items.length) { append(box, empty("No skill candidates yet: they are mined from passing tool-using turns.")); return; }
+  const decide = (c, action) => h("button", { "data-action": action, onclick: async () => {
+    await post(`/v1/ghost/skills/${encodeURIComponent(c.id)}/${action}`);
+    await renderSkills(box);
+  } }, action);
+  append(box, h("table", {}, h("thead", {}, h("tr", {}, ["status", "sequence", "support", "samples", ""].map((c) => h("th", {}, c)))),
+    h("tbody", {}, page.items.map((c) => h("tr", { class: "skill", "data-id": c.id },
+      h("td", {}, h("span", { class: "tag" }, c.status)), h("td", { class: "text" }, c.sequence), h("td", {}, fmt(c.support)),
+      h("td", { class: "text" }, c.samples.join("\n")),
+      h("td", {}, c.status === "candidate" ? [decide(c, "promote"), decide(c, "reject")] : []))))));
+}
+
+async function renderWatchdog(main) {
+  const data = await api("/v1/ghost/watchdog/runs?limit=500");
+  const phases = data.phases.map((p) => p.name);
+  const phaseRow = (p) => h("tr", {},
+    h("td", {}, p.title || p.name), h("td", {}, fmt(p.runs)),
+    h("td", { class: p.failures ? "bad" : "" }, fmt(p.failures)), h("td", {}, when(p.last_end)),
+    h("td", {}, p.last_result ? p.last_result.status + (p.last_result.detail ? ": " + p.last_result.detail : "") : "—"),
+    h("td", {}, !data.enabled ? "the watchdog is off" : p.next_eligible ? when(p.next_eligible) : "after the next request"),
+    h("td", { class: "muted" }, p.skip_reason || (p.built ? "" : "not built")));
+  const runRow = (r) => h("tr", {},
+    h("td", {}, when(r.start)), h("td", {}, r.phase), h("td", { class: "run-status" }, r.status),
+    h("td", {}, ms(r.duration_ms)), h("td", { class: "text muted" }, r.detail));
+  const header = ["phase", "runs", "failures", "last run", "result", "next eligible", "not running because"];
+  append(main,
+    card("Phase runs", data.items.length ? timeline(data.items, phases)
+      : empty("No phase has run yet: phases run while the daemon is idle.")),
+    card("Phases", h("table", { id: "phases" },
+      h("thead", {}, h("tr", {}, header.map((c) => h("th", {}, c)))),
+      h("tbody", {}, data.phases.map(phaseRow)))),
+    data.items.length ? card("Recent runs", h("table", { id: "runs" },
+      h("tbody", {}, data.items.slice(-30).reverse().map(runRow)))) : null);
+}
+
+// ------------------------------------------------------------------------------------------ routing
+
+const SECTIONS = { now: renderNow, turns: renderTurns, learning: renderLearning, watchdog: renderWatchdog };
+let refresh = null;
+
+async function route() {
+  clearTimeout(refresh);
+  const hash = location.hash.slice(1) || "now";
+  const [name, arg] = hash.split("/");
+  for (const a of document.querySelectorAll("#nav a")) a.classList.toggle("on", a.dataset.section === (name === "turn" ? "turns" : name));
+  const main = $("main");
+  const fresh = h("main", { id: "main", "data-section": name });
+  try {
+    if (name === "turn") await renderTurn(fresh, decodeURIComponent(arg || ""));
+    else await (SECTIONS[name] || renderNow)(fresh);
+    $("banner").hidden = true;
+    $("updated").textContent = "updated " + new Date().toLocaleTimeString();
+  } catch (err) {
+    if (!err.auth) { $("banner").textContent = String(err.message || err); $("banner").hidden = false; }
+  }
+  main.replaceWith(fresh);
+  fresh.dataset.ready = "1";
+  if (window.__ghostFirstRender === undefined) window.__ghostFirstRender = performance.now();
+  if (name === "now" || !hash) refresh = setTimeout(() => { if (!document.hidden) route(); else refresh = setTimeout(route, 5000); }, 5000);
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  $("keyform").addEventListener("submit", (e) => {
+    e.preventDefault();
+    sessionStorage.setItem(KEY, $("key").value.trim());
+    $("key").value = "";
+    $("keyform").hidden = true;
+    route();
+  });
+  window.addEventListener("hashchange", route);
+  route();
+});

@@ -1,0 +1,93 @@
+"""The watchdog's run history on disk: one JSON line per phase run, for the status page's timeline.
+
+The runner keeps only the last run of each phase in memory (`Watchdog.status`); a person asking "what did it do
+while I was away?" needs every run since. Each run — ok, skipped by the phase itself (nothing to learn from),
+yielded to a user, failed, cancelled — is appended to `system/watchdog/runs.jsonl` with its wall-clock start and
+end, status, reason and the scalar figures it returned. The file is bounded: past `max_bytes` it keeps its newer
+half. A line that does not parse is skipped when read (counted in `corrupt`), never fatal.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import deque
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ghost_agent.atomic import atomic_write_bytes
+from ghost_agent.jsonsafe import JSON
+
+MAX_BYTES = 1 << 20
+DETAIL_CHARS = 300
+
+
+def _iso(ts: float) -> str:
+    return datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="seconds")
+
+
+@dataclass
+class PhaseRunLog:
+    """Append-only run history at `path` (created with its folder, 0700)."""
+
+    path: Path
+    max_bytes: int = MAX_BYTES
+    corrupt: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def append(self, *, phase: str, key: str, started: float, ended: float, status: str, detail: str,
+               data: JSON) -> None:
+        """One finished run (`started`/`ended`: epoch seconds). I/O errors are the caller's to log."""
+        record = {"phase": phase, "key": key, "start": _iso(started), "end": _iso(ended),
+                  "duration_ms": round((ended - started) * 1000.0, 1), "status": status,
+                  "detail": detail[:DETAIL_CHARS],
+                  "data": {k: v for k, v in data.items() if isinstance(v, (int, float, str, bool)) and
+                           not (isinstance(v, str) and len(v) > DETAIL_CHARS)}}
+        line = orjson.dumps(record) + b"\n"
+        with self._lock:
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                os.write(fd, line)
+                size = os.fstat(fd).st_size
+            finally:
+                os.close(fd)
+            if size > self.max_bytes:
+                self._halve()
+
+    def _halve(self) -> None:
+        data = self.path.read_bytes()
+        keep = data[len(data) // 2:]
+        keep = keep[keep.find(b"\n") + 1:]
+        atomic_write_bytes(self.path, keep)
+
+    def recent(self, limit: int = 200, *, phase: str | None = None) -> list[JSON]:
+        """The newest `limit` runs (optionally of one phase), oldest first."""
+        out: deque[JSON] = deque(maxlen=max(1, limit))
+        bad = 0
+        try:
+            lines = self.path.read_bytes().splitlines()
+        except FileNotFoundError:
+            return []
+        for line in lines:
+            if not line.strip():
+                continue
+            try:
+                record: Any = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                bad += 1
+                continue
+            if not isinstance(record, dict) or not isinstance(record.get("phase"), str):
+                bad += 1
+                continue
+            if phase is None or record["phase"] == phase:
+                out.append(record)
+        self.corrupt = bad
+        return list(out)
+
+
+__all__ = ["PhaseRunLog"]
