@@ -67,6 +67,11 @@ class GhostHome:
         return self.system / "watchdog" / "runs.jsonl"
 
     @property
+    def retrain_history(self) -> Path:
+        """Every retrain's gate verdict per model, one JSON line each (the status page's model history)."""
+        return self.system / "watchdog" / "retrains.jsonl"
+
+    @property
     def eval(self) -> Path:
         return self.system / "eval"
 

@@ -17,7 +17,7 @@ import pytest
 from ghost_agent.llm.scripted import ScriptedBackend, ScriptedReply
 from ghost_agent.settings import Settings
 from tests.conftest import daemon_on_port, make_settings
-from tests.server.console_home import HOSTILE, Seeded, seed
+from tests.server.console_home import HOSTILE, Seeded, seed, seed_learning
 
 CHROMIUM, DRIVER = shutil.which("chromium"), shutil.which("chromedriver")
 pytestmark = pytest.mark.skipif(not (CHROMIUM and DRIVER),
@@ -199,3 +199,29 @@ def test_the_key_is_asked_once_and_never_put_in_a_url(browser: Any, tmp_path: Pa
         browser.execute_script("sessionStorage.clear()")
         # the 401s the key form answers are the page working as meant, not errors
         assert [e for e in page.errors() if "401" not in e] == []
+
+
+def test_selfplay_and_models_plot_rates_auc_and_calibration(browser: Any, tmp_path: Path) -> None:
+    settings = make_settings(tmp_path, watchdog=False)
+    seed(settings)
+    seed_learning(settings)
+    with daemon_on_port(settings, ScriptedBackend(model="m")) as base:
+        browser.get_log("browser")
+        page = Page(browser, base, tmp_path)
+        main = page.open("models")
+        page.shot("models")
+        lines = {g.get_attribute("data-name"): g for g in main.find_elements("css selector", "svg.lines g.line")}
+        assert {"algo", "text", "prm candidate", "prm live (or 0.5)", "share sent to the agent"} <= set(lines)
+        assert len(lines["algo"].find_elements("css selector", "circle")) == 2
+        assert len(main.find_elements("css selector", "svg.calibration circle.bin")) == 2
+        assert len(main.find_elements("css selector", "#retrains tr.retrain")) == 2
+        assert page.errors() == []
+
+
+def test_an_empty_models_section_explains_itself(browser: Any, tmp_path: Path) -> None:
+    with daemon_on_port(make_settings(tmp_path, watchdog=False), ScriptedBackend(model="m")) as base:
+        browser.get_log("browser")
+        page = Page(browser, base, tmp_path)
+        text = page.open("models").text
+        assert "No self-play yet" in text and "No retrain yet" in text and "No chat turns yet" in text
+        assert page.errors() == []

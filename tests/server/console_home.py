@@ -14,7 +14,7 @@ from ghost_agent.skills_auto.mining import Support
 from ghost_agent.skills_auto.store import SkillStore
 from ghost_agent.trajectories.collector import TrajectoryCollector
 from ghost_agent.trajectories.record import Outcome, Step, Trajectory
-from ghost_agent.watchdog.run_log import PhaseRunLog
+from ghost_agent.watchdog.run_log import History, PhaseRunLog
 
 HOSTILE = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>'
 START = datetime(2026, 11, 20, 9, 0, tzinfo=timezone.utc)
@@ -72,3 +72,25 @@ def seed(settings: Settings, turns: int = 12) -> Seeded:
         run_log.append(phase=phase, key=phase[:1], started=now + k * 300, ended=now + k * 300 + 40,
                        status=status, detail=f"{phase} detail {k}", data={"examples": k})
     return Seeded(ids, lesson.id, hostile.id, candidate.id)
+
+
+def seed_learning(settings: Settings) -> None:
+    """Self-play turns over two days in two clusters, and two judged retrains with calibration."""
+    home = GhostHome(settings.home).ensure()
+    with TrajectoryCollector(home.trajectories) as collector:
+        for day in range(2):
+            for k in range(4):
+                passed = k < 1 + 2 * day  # algo: 1/2 then 2/2; text: 0/2 then 1/2
+                collector.append(Trajectory(
+                    session_id="self-play", source="self_play", cluster="algo" if k % 2 == 0 else "text",
+                    ts=(START + timedelta(days=day, minutes=k)).isoformat(), user_request=f"practice {day}/{k}",
+                    outcome=Outcome.PASSED if passed else Outcome.FAILED))
+    history = History(home.retrain_history)
+    for n, (auc, live_auc) in enumerate(((0.61, 0.5), (0.74, 0.61))):
+        history.add({"ts": (START + timedelta(days=n)).isoformat(), "kind": "prm", "result": "swapped",
+                     "live_model_id": f"prm-{n}", "samples": 300 + n,
+                     "gate": {"judged": True, "accepted": True, "reason": "better held-out log loss",
+                              "candidate": {"auc": auc, "log_loss": 0.6 - n / 10}, "live_id": "neutral",
+                              "live": {"auc": live_auc, "log_loss": 0.69}, "holdout_samples": 60,
+                              "calibration": [{"lo": 0.1, "hi": 0.2, "n": 20, "predicted": 0.15, "observed": 0.1},
+                                              {"lo": 0.8, "hi": 0.9, "n": 40, "predicted": 0.85, "observed": 0.9}]}})

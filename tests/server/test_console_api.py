@@ -17,7 +17,7 @@ from ghost_agent.memory.store import SkillMemory
 from ghost_agent.server.app import build_app
 from ghost_agent.settings import Settings
 from tests.conftest import daemon_on_port, make_settings
-from tests.server.console_home import HOSTILE, Seeded, seed
+from tests.server.console_home import HOSTILE, Seeded, seed, seed_learning
 
 KEY = "a-long-enough-api-key-1234"
 
@@ -185,3 +185,18 @@ async def test_without_a_key_the_page_is_refused_to_another_machine(tmp_path: Pa
             assert response.status_code == expected
             if expected == 403:
                 assert response.json()["error"]["code"] == "ui_needs_api_key"
+
+
+def test_selfplay_and_models_report_pass_rates_retrains_and_router_days(tmp_path: Path) -> None:
+    settings = make_settings(tmp_path, watchdog=False)
+    seed(settings)
+    seed_learning(settings)
+    with daemon_on_port(settings, ScriptedBackend(model="m")) as base:
+        play = get(base, "/v1/ghost/selfplay")
+        models = get(base, "/v1/ghost/models")
+    assert play["history"]["algo"] == {"2026-11-20": {"passed": 1, "failed": 1}, "2026-11-21": {"passed": 2}}
+    assert play["history"]["text"] == {"2026-11-20": {"failed": 2}, "2026-11-21": {"passed": 1, "failed": 1}}
+    assert play["clusters"] and {"cluster", "attempts", "weight"} <= set(play["clusters"][0])
+    assert [r["gate"]["candidate"]["auc"] for r in models["retrains"]] == [0.61, 0.74]
+    assert models["router_days"]["2026-11-20"] == {"fast": 11, "agent": 1}
+    assert set(models["live"]) == {"prm", "router"}

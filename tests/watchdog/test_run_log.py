@@ -12,11 +12,11 @@ def test_runs_are_read_back_in_order_and_by_phase(tmp_path: Path) -> None:
     for k in range(5):
         log.append(phase="a" if k % 2 else "b", key="x", started=1000.0 + k, ended=1000.5 + k, status="ok",
                    detail="d" * 1000, data={"n": k, "nested": {"no": 1}, "text": "t"})
-    runs = log.recent()
+    runs = log.runs()
     assert [r["data"]["n"] for r in runs] == [0, 1, 2, 3, 4]
     assert runs[0]["duration_ms"] == 500.0 and len(runs[0]["detail"]) == 300 and "nested" not in runs[0]["data"]
-    assert [r["data"]["n"] for r in log.recent(2)] == [3, 4]
-    assert [r["data"]["n"] for r in log.recent(phase="a")] == [1, 3]
+    assert [r["data"]["n"] for r in log.runs(2)] == [3, 4]
+    assert [r["data"]["n"] for r in log.runs(phase="a")] == [1, 3]
     assert (tmp_path / "watchdog").stat().st_mode & 0o777 == 0o700
     assert (tmp_path / "watchdog" / "runs.jsonl").stat().st_mode & 0o777 == 0o600
 
@@ -26,7 +26,7 @@ def test_the_file_stays_bounded_and_keeps_its_newest_runs(tmp_path: Path) -> Non
     for k in range(200):
         log.append(phase="p", key="p", started=k, ended=k + 1, status="ok", detail="", data={"n": k})
     assert log.path.stat().st_size <= 4000
-    runs = log.recent(1000)
+    runs = log.runs(1000)
     assert runs[-1]["data"]["n"] == 199 and runs == sorted(runs, key=lambda r: r["data"]["n"])
 
 
@@ -36,5 +36,5 @@ def test_a_corrupt_line_is_skipped_and_counted(tmp_path: Path) -> None:
     with log.path.open("ab") as fh:
         fh.write(b"{not json\n[1, 2]\n")
     log.append(phase="q", key="q", started=3, ended=4, status="failed", detail="x", data={})
-    assert [r["phase"] for r in log.recent()] == ["p", "q"] and log.corrupt == 2
-    assert PhaseRunLog(tmp_path / "absent.jsonl").recent() == []
+    assert [r["phase"] for r in log.runs()] == ["p", "q"] and log.corrupt == 2
+    assert PhaseRunLog(tmp_path / "absent.jsonl").runs() == []

@@ -182,7 +182,7 @@ async def test_every_run_lands_in_the_run_history(tmp_path: Path) -> None:
         daemon.idle_for(700 * SCALE)
         await wd.tick()
         assert wd.run_log is not None
-        runs = wd.run_log.recent()
+        runs = wd.run_log.runs()
     by_phase = {r["phase"]: r for r in runs}
     assert by_phase["rem_dream"]["status"] == "failed" and by_phase["rem_dream"]["detail"] == "RuntimeError"
     assert by_phase["journal_drain"]["status"] in ("ok", "skipped")

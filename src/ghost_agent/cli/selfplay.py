@@ -19,7 +19,6 @@ from typing import IO, Any
 
 from ghost_agent.cli.args import cli_settings, home_config_parent, settings_from_flags
 from ghost_agent.home import GhostHome
-from ghost_agent.jsonsafe import JSON
 from ghost_agent.selfplay.practice import Attempt, PassReport
 from ghost_agent.selfplay.task import CLUSTERS
 from ghost_agent.settings import Settings
@@ -132,43 +131,12 @@ def _summary(report: PassReport) -> str:
     return "\n".join(lines) + "\n"
 
 
-def cluster_stats(home: GhostHome, settings: Settings) -> list[JSON]:
-    """Per cluster with templates: attempts, passes, rates, difficulty, saturation, frontier weight."""
-    from ghost_agent.prm.scorer import PRMScorer
-    from ghost_agent.selfplay.frontier import FrontierTracker, cluster_evidence, engaged
-    from ghost_agent.selfplay.frontier_selection import cluster_weights, compute_cluster_uncertainty
-    from ghost_agent.selfplay.templates import by_cluster
-    from ghost_agent.trajectories.collector import TrajectoryCollector
-
-    tracker = FrontierTracker(home.frontier)
-    templates = by_cluster()
-    collector = TrajectoryCollector(home.trajectories)
-    scorer = PRMScorer.from_setting(home.prm_checkpoint if home.prm_checkpoint.exists() else None)
-    counts, pairs = cluster_evidence(collector.iter_trajectories(), templates)
-    saturated = tracker.list_saturated_clusters()
-    weights = cluster_weights(templates, compute_cluster_uncertainty(scorer, pairs, templates), counts, saturated)
-    frontier_on = settings.learning.frontier_selfplay and engaged(scorer, collector)
-    outcomes = tracker.outcomes()
-    rows = []
-    for cluster in templates:
-        passes, attempts = outcomes.get(cluster, (0, 0))
-        recent = tracker.recent(cluster)
-        rows.append({
-            "cluster": cluster, "templates": len(templates[cluster]), "attempts": attempts, "passes": passes,
-            "pass_rate": round(passes / attempts, 3) if attempts else None,
-            "recent_pass_rate": round(sum(recent) / len(recent), 3) if recent else None,
-            "difficulty": tracker.difficulty_for(cluster), "saturated": cluster in saturated,
-            "trajectories": counts.get(cluster, 0),
-            "weight": round(weights[cluster], 4) if frontier_on else None,
-        })
-    collector.close()
-    return rows
-
-
 def _stats(args: argparse.Namespace, parser: argparse.ArgumentParser, out: IO[str], err: IO[str]) -> int:
     import orjson
 
     settings = cli_settings(args, parser)
+    from ghost_agent.selfplay.stats import cluster_stats
+
     rows = cluster_stats(GhostHome(settings.home), settings)
     if args.json:
         out.write(orjson.dumps(rows, option=orjson.OPT_INDENT_2).decode() + "\n")
@@ -221,4 +189,4 @@ def _bank(args: argparse.Namespace, parser: argparse.ArgumentParser, out: IO[str
     return 0
 
 
-__all__ = ["add_subparser", "cluster_stats", "cmd_selfplay"]
+__all__ = ["add_subparser", "cmd_selfplay"]

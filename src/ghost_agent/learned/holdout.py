@@ -119,6 +119,23 @@ def figures(p: Any, y: np.ndarray, w: np.ndarray, threshold: float) -> JSON:
     return {k: (None if v is None else round(float(v), 6)) for k, v in binary_metrics(p, y, w, threshold).items()}
 
 
+def calibration(p: Any, y: np.ndarray, w: np.ndarray, bins: int = 10) -> list[JSON]:
+    """Predicted against realised on the held-out rows, in equal-width bins of the prediction: for each bin with
+    rows, its range, the (weighted) row count, the mean prediction and the observed positive rate."""
+    p = np.clip(np.asarray(p, dtype=np.float64), 0.0, 1.0)
+    index = np.minimum((p * bins).astype(np.int64), bins - 1)
+    out = []
+    for b in range(bins):
+        mask = index == b
+        weight = float(w[mask].sum())
+        if not mask.any() or weight <= 0:
+            continue
+        out.append({"lo": b / bins, "hi": (b + 1) / bins, "n": int(mask.sum()),
+                    "predicted": round(float((p[mask] * w[mask]).sum() / weight), 4),
+                    "observed": round(float((y[mask] * w[mask]).sum() / weight), 4)})
+    return out
+
+
 def judge(candidate: JSON, baseline: JSON, tolerance: float = 0.0) -> tuple[bool, str]:
     """(accepted, reason): the candidate's primary figure against the baseline's."""
     ours, theirs = float(candidate[PRIMARY]), float(baseline[PRIMARY])
@@ -143,6 +160,7 @@ class GateVerdict:
     train_samples: int = 0
     cutoff: str | None = None
     tolerance: float = 0.0
+    calibration: list[JSON] = field(default_factory=list)  # the candidate's, on the held-out slice
 
     def to_dict(self) -> JSON:
         """A JSON-ready dict (the `gate` of the report, the log event and the checkpoint metadata)."""
@@ -160,6 +178,7 @@ class GateVerdict:
             "train_samples": self.train_samples,
             "cutoff": self.cutoff,
             "tolerance": self.tolerance,
+            "calibration": self.calibration,
         }
 
 
@@ -186,6 +205,7 @@ def evaluate(
         train_samples=split.train_samples,
         cutoff=iso(split.cutoff),
         tolerance=gate.tolerance,
+        calibration=calibration(candidate.predict_proba(xh), yh, wh),
     )
 
 

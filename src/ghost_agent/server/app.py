@@ -39,6 +39,7 @@ from ghost_agent.selfplay.experience import ExperienceBank, ExperienceBankError
 from ghost_agent.server.chat.route import router as chat_router
 from ghost_agent.server.completions.route import router as completions_router
 from ghost_agent.server.console.api import router as console_api_router
+from ghost_agent.server.console.models_api import router as console_models_router
 from ghost_agent.server.console.page import router as console_page_router
 from ghost_agent.server.cors import install_cors
 from ghost_agent.server.embeddings.route import router as embeddings_router
@@ -329,6 +330,7 @@ def build_app(
     app.include_router(misc_router)
     app.include_router(ghost_status_router)
     app.include_router(console_api_router)
+    app.include_router(console_models_router)
     app.include_router(console_page_router)
     # Inside GhostMiddleware (added after it = outer): only authenticated chat requests are user activity.
     app.add_middleware(UserActivityMiddleware, activity=ctx.activity, gate=ctx.model_gate)

@@ -62,6 +62,7 @@ def summarize(traj: Trajectory, path: Path) -> JSON:
         if isinstance(usage.get("completion_tokens"), int) else None,
         "tools": sorted({s.tool_name for s in traj.steps if s.tool_name}),
         "lessons_shown": len(traj.extra.get("lessons_shown") or ()),
+        "cluster": traj.cluster,
         "request": traj.user_request[:PREVIEW_CHARS],
         "_search": f"{traj.user_request}\n{traj.final_response}"[:SEARCH_CHARS].casefold(),
         "_path": str(path),
@@ -126,6 +127,14 @@ class TurnIndex:
         page = [public(r) for r in out[:limit]]
         return page, (page[-1]["ts"] if more and page else None)
 
+    def all_rows(self, *, source: str | None = None) -> list[JSON]:
+        """Every turn's summary (corrections overlaid), oldest first: for the per-day figures."""
+        overlay = self.collector.corrections_overlay()
+        with self._lock:
+            rows = [_overlaid(r, overlay) for day in self.collector.iter_days() for r in self._day_rows(day)
+                    if source is None or r["source"] == source]
+        return sorted(rows, key=lambda r: r["ts"])
+
     def path_of(self, trajectory_id: str) -> Path | None:
         """The file an indexed turn is in (None: not indexed yet — the caller may look further)."""
         with self._lock:
@@ -158,6 +167,20 @@ def _overlaid(row: JSON, overlay: dict[str, JSON]) -> JSON:
         return row
     return {**row, "outcome": Outcome.parse(correction.get("outcome")).value,
             "corrected_by": correction.get("source")}
+
+
+def per_day(rows: list[JSON], group: str, value: str) -> dict[str, dict[str, dict[str, int]]]:
+    """{group value: {day: {value: count}}} over summaries: e.g. per cluster, per day, passed / failed."""
+    out: dict[str, dict[str, dict[str, int]]] = {}
+    for row in rows:
+        key = row.get(group)
+        if key is None:
+            continue
+        day = str(row["ts"])[:10]
+        counts = out.setdefault(str(key), {}).setdefault(day, {})
+        name = str(row.get(value))
+        counts[name] = counts.get(name, 0) + 1
+    return out
 
 
 def public(row: JSON) -> JSON:
@@ -232,4 +255,4 @@ def turn_detail(traj: Trajectory) -> JSON:
     }
 
 
-__all__ = ["TurnIndex", "latency_ms", "public", "summarize", "turn_detail", "turn_tree"]
+__all__ = ["TurnIndex", "latency_ms", "per_day", "public", "summarize", "turn_detail", "turn_tree"]

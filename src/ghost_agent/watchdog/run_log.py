@@ -1,10 +1,12 @@
-"""The watchdog's run history on disk: one JSON line per phase run, for the status page's timeline.
+"""The watchdog's histories on disk, one JSON line per event, for the status page's timelines.
 
 The runner keeps only the last run of each phase in memory (`Watchdog.status`); a person asking "what did it do
-while I was away?" needs every run since. Each run — ok, skipped by the phase itself (nothing to learn from),
-yielded to a user, failed, cancelled — is appended to `system/watchdog/runs.jsonl` with its wall-clock start and
-end, status, reason and the scalar figures it returned. The file is bounded: past `max_bytes` it keeps its newer
-half. A line that does not parse is skipped when read (counted in `corrupt`), never fatal.
+while I was away?" needs every run since. `PhaseRunLog`: each run — ok, skipped by the phase itself (nothing to
+learn from), yielded to a user, failed, cancelled — is appended to `system/watchdog/runs.jsonl` with its
+wall-clock start and end, status, reason and the scalar figures it returned. `History` is the same file shape for
+any other record (the retrain phase's gate verdicts, `system/watchdog/retrains.jsonl`). Files are bounded: past
+`max_bytes` one keeps its newer half. A line that does not parse is skipped when read (counted in `corrupt`),
+never fatal.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -26,28 +29,22 @@ MAX_BYTES = 1 << 20
 DETAIL_CHARS = 300
 
 
-def _iso(ts: float) -> str:
+def iso(ts: float) -> str:
     return datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="seconds")
 
 
 @dataclass
-class PhaseRunLog:
-    """Append-only run history at `path` (created with its folder, 0700)."""
+class History:
+    """An append-only JSON-lines file at `path` (created with its folder, 0700; the file 0600)."""
 
     path: Path
     max_bytes: int = MAX_BYTES
     corrupt: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def append(self, *, phase: str, key: str, started: float, ended: float, status: str, detail: str,
-               data: JSON) -> None:
-        """One finished run (`started`/`ended`: epoch seconds). I/O errors are the caller's to log."""
-        record = {"phase": phase, "key": key, "start": _iso(started), "end": _iso(ended),
-                  "duration_ms": round((ended - started) * 1000.0, 1), "status": status,
-                  "detail": detail[:DETAIL_CHARS],
-                  "data": {k: v for k, v in data.items() if isinstance(v, (int, float, str, bool)) and
-                           not (isinstance(v, str) and len(v) > DETAIL_CHARS)}}
-        line = orjson.dumps(record) + b"\n"
+    def add(self, record: JSON) -> None:
+        """Append one record. I/O errors are the caller's to log."""
+        line = orjson.dumps(record, default=str) + b"\n"
         with self._lock:
             self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
@@ -57,16 +54,12 @@ class PhaseRunLog:
             finally:
                 os.close(fd)
             if size > self.max_bytes:
-                self._halve()
+                data = self.path.read_bytes()
+                keep = data[len(data) // 2:]
+                atomic_write_bytes(self.path, keep[keep.find(b"\n") + 1:])
 
-    def _halve(self) -> None:
-        data = self.path.read_bytes()
-        keep = data[len(data) // 2:]
-        keep = keep[keep.find(b"\n") + 1:]
-        atomic_write_bytes(self.path, keep)
-
-    def recent(self, limit: int = 200, *, phase: str | None = None) -> list[JSON]:
-        """The newest `limit` runs (optionally of one phase), oldest first."""
+    def recent(self, limit: int = 200, where: Callable[[JSON], bool] | None = None) -> list[JSON]:
+        """The newest `limit` records (those `where` accepts), oldest first."""
         out: deque[JSON] = deque(maxlen=max(1, limit))
         bad = 0
         try:
@@ -81,13 +74,30 @@ class PhaseRunLog:
             except orjson.JSONDecodeError:
                 bad += 1
                 continue
-            if not isinstance(record, dict) or not isinstance(record.get("phase"), str):
+            if not isinstance(record, dict):
                 bad += 1
                 continue
-            if phase is None or record["phase"] == phase:
+            if where is None or where(record):
                 out.append(record)
         self.corrupt = bad
         return list(out)
 
 
-__all__ = ["PhaseRunLog"]
+class PhaseRunLog(History):
+    """The phase runs (`runs.jsonl`)."""
+
+    def append(self, *, phase: str, key: str, started: float, ended: float, status: str, detail: str,
+               data: JSON) -> None:
+        """One finished run (`started`/`ended`: epoch seconds)."""
+        self.add({"phase": phase, "key": key, "start": iso(started), "end": iso(ended),
+                  "duration_ms": round((ended - started) * 1000.0, 1), "status": status,
+                  "detail": detail[:DETAIL_CHARS],
+                  "data": {k: v for k, v in data.items() if isinstance(v, (int, float, str, bool)) and
+                           not (isinstance(v, str) and len(v) > DETAIL_CHARS)}})
+
+    def runs(self, limit: int = 200, *, phase: str | None = None) -> list[JSON]:
+        """The newest `limit` runs (optionally of one phase), oldest first."""
+        return self.recent(limit, lambda r: isinstance(r.get("phase"), str) and (phase is None or r["phase"] == phase))
+
+
+__all__ = ["History", "PhaseRunLog", "iso"]

@@ -239,7 +239,7 @@ async def watchdog_runs(request: Request, limit: int = Query(200, ge=1, le=2000)
     if watchdog is None or watchdog.run_log is None:
         return {"items": [], "phases": [], "corrupt": 0, "enabled": False}
     run_log = watchdog.run_log
-    items = await asyncio.to_thread(run_log.recent, limit, phase=phase)
+    items = await asyncio.to_thread(run_log.runs, limit, phase=phase)
     return {"items": items, "phases": watchdog.status()["phases"], "corrupt": run_log.corrupt,
             "enabled": watchdog.enabled}
 

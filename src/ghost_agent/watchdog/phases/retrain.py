@@ -25,6 +25,7 @@ diary (`model_swap`).
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any, Literal
 
@@ -45,6 +46,7 @@ from ghost_agent.watchdog.retrain_pass import (
     model_from,
     run_job,
 )
+from ghost_agent.watchdog.run_log import History, iso
 
 log = get_logger("watchdog")
 
@@ -109,10 +111,21 @@ class RetrainPhase(Phase):
         for kind in self.kinds:
             outcome[kind] = await self._apply(ctx, kind, results[kind], job.live.get(kind))
             outcome[f"{kind}_model"] = self._slot(ctx, kind).model_id
+            self._remember(ctx, kind, outcome[kind], results[kind].report)
         # An error (an unreadable store, a failed fit) is retried next time even if nothing changed.
         errored = any(outcome[kind] == "error" for kind in self.kinds)
         self._last = None if errored else (signature, self._live_ids(ctx))
         return PhaseResult.ok(**outcome)
+
+    def _remember(self, ctx: PhaseContext, kind: str, result: str, report: JSON) -> None:
+        """One line of the retrain history: the result and the gate's held-out figures for both sides."""
+        record = {"ts": iso(time.time()), "kind": kind, "result": result,
+                  "live_model_id": self._slot(ctx, kind).model_id, "samples": report.get("samples"),
+                  "reason": report.get("error") or report.get("bail_reason"), "gate": report.get("gate") or {}}
+        try:
+            History(ctx.app.home.retrain_history).add(record)
+        except OSError as exc:
+            log.warning("retrain_history_failed", error=repr(exc))
 
     # ---- the job ---------------------------------------------------------------------------------------
 

@@ -138,6 +138,51 @@ function timeline(runs, phases, { width = 900 } = {}) {
     s("text", { x: width - 150, y: height - 4 }, when(new Date(hi).toISOString())));
 }
 
+// Lines over categories on the x axis (days, retrains): `series` is [{name, points: [[label, y], ...]}], y in
+// [0, yMax]; each point carries a tooltip.
+const COLORS = 8;  // colour classes c0..c7 in app.css (the policy allows no inline style)
+
+function lineChart(series, { width = 620, height = 180, yMax = 1, label = "" } = {}) {
+  const labels = [...new Set(series.flatMap((s) => s.points.map((p) => p[0])))].sort();
+  const left = 30, bottom = 20, top = 8;
+  const x = (l) => left + (labels.length < 2 ? (width - left) / 2 : labels.indexOf(l) * (width - left - 10) / (labels.length - 1));
+  const y = (v) => top + (1 - v / yMax) * (height - top - bottom);
+  const lines = series.map((sr, k) => {
+    const color = "c" + (k % COLORS);
+    const pts = sr.points.filter((p) => p[1] !== null && p[1] !== undefined);
+    return s("g", { class: "line", "data-name": sr.name },
+      pts.length > 1 ? s("polyline", { class: "series " + color,
+        points: pts.map((p) => x(p[0]) + "," + y(p[1])).join(" ") }) : null,
+      pts.map((p) => s("circle", { class: "dot " + color, cx: x(p[0]), cy: y(p[1]), r: 3 },
+        s("title", {}, `${sr.name} ${p[0]}: ${fmt(p[1], 3)}${p[2] ? " (" + p[2] + ")" : ""}`))));
+  });
+  const legend = series.map((sr, k) => s("text", { class: "legend c" + (k % COLORS), x: left + 4 + (k % 4) * 150,
+    y: height + 12 + Math.floor(k / 4) * 12 }, sr.name));
+  return s("svg", { width, height: height + 14 + Math.ceil(series.length / 4) * 12, role: "img", "aria-label": label,
+    class: "plot lines" },
+    s("line", { class: "axis", x1: left, y1: y(0), x2: width, y2: y(0) }),
+    s("line", { class: "axis", x1: left, y1: y(yMax), x2: width, y2: y(yMax) }),
+    s("text", { x: 0, y: y(yMax) + 4 }, fmt(yMax)), s("text", { x: 0, y: y(0) }, "0"),
+    labels.length ? [s("text", { x: left, y: height - 4 }, labels[0]),
+      s("text", { x: width - 80, y: height - 4 }, labels[labels.length - 1])] : null,
+    lines, legend);
+}
+
+// Predicted probability (x) against the observed rate (y) per bin; the diagonal is perfect calibration, each
+// point's area grows with its count.
+function calibrationPlot(bins, { size = 220 } = {}) {
+  const pad = 24, span = size - pad - 6;
+  const at = (v) => pad + v * span, up = (v) => 6 + (1 - v) * span;
+  const most = Math.max(1, ...bins.map((b) => b.n));
+  return s("svg", { width: size, height: size, role: "img", "aria-label": "calibration", class: "plot calibration" },
+    s("line", { class: "axis", x1: at(0), y1: up(0), x2: at(1), y2: up(0) }),
+    s("line", { class: "axis", x1: at(0), y1: up(0), x2: at(0), y2: up(1) }),
+    s("line", { class: "axis diagonal", x1: at(0), y1: up(0), x2: at(1), y2: up(1), "stroke-dasharray": "3 3" }),
+    s("text", { x: at(1) - 50, y: size - 2 }, "predicted"), s("text", { x: 0, y: 12 }, "1"),
+    bins.map((b) => s("circle", { class: "dot bin", cx: at(b.predicted), cy: up(b.observed), r: 2 + 6 * Math.sqrt(b.n / most) },
+      s("title", {}, `${fmt(b.lo, 1)}–${fmt(b.hi, 1)}: predicted ${fmt(b.predicted, 3)}, observed ${fmt(b.observed, 3)}, n ${b.n}`))));
+}
+
 // ------------------------------------------------------------------------------------------ sections
 
 function modelCard(name, m) {
@@ -362,9 +407,69 @@ async function renderWatchdog(main) {
       h("tbody", {}, data.items.slice(-30).reverse().map(runRow)))) : null);
 }
 
+function dayRates(days, good, bad) {
+  return Object.keys(days).sort().map((day) => {
+    const c = days[day], done = (c[good] || 0) + (c[bad] || 0);
+    return [day, done ? (c[good] || 0) / done : null, `${c[good] || 0}/${done}`];
+  });
+}
+
+async function renderModels(main) {
+  const [play, models] = await Promise.all([api("/v1/ghost/selfplay"), api("/v1/ghost/models")]);
+  const clusters = play.clusters.filter((c) => c.attempts);
+  const series = Object.entries(play.history).sort().map(([name, days]) => ({ name, points: dayRates(days, "passed", "failed") }));
+  append(main,
+    card("Self-play: pass rate per cluster per day",
+      series.length ? lineChart(series, { label: "self-play pass rate" }) : empty("No self-play yet: it runs while the daemon is idle.")),
+    card("Practice clusters", clusters.length ? h("table", { id: "clusters" },
+      h("thead", {}, h("tr", {}, ["cluster", "attempts", "passed", "pass rate", "recent", "difficulty", "saturated", "frontier weight"]
+        .map((c) => h("th", {}, c)))),
+      h("tbody", {}, clusters.map((c) => h("tr", { class: "cluster" }, h("td", {}, c.cluster), h("td", {}, fmt(c.attempts)),
+        h("td", {}, fmt(c.passes)), h("td", {}, fmt(c.pass_rate)), h("td", {}, fmt(c.recent_pass_rate)),
+        h("td", {}, fmt(c.difficulty)), h("td", {}, c.saturated ? "yes" : ""),
+        h("td", {}, c.weight === null ? "off" : fmt(c.weight, 3)))))) : empty("No cluster has been practised yet.")),
+    card("Experience bank", play.bank ? kv([["examples", fmt(play.bank.examples) + " of " + fmt(play.bank.max_examples)],
+      ["shown", fmt(play.bank.shown)], ["passed after shown", fmt(play.bank.passes_after_shown)],
+      ["failed after shown", fmt(play.bank.fails_after_shown)], ["retired", fmt(play.bank.retired)]])
+      : empty("The experience bank is not open.")));
+  const retrains = models.retrains;
+  const judged = retrains.filter((r) => r.gate && r.gate.judged);
+  const auc = [];
+  for (const kind of ["prm", "router"]) {
+    const mine = judged.filter((r) => r.kind === kind);
+    if (!mine.length) continue;
+    auc.push({ name: kind + " candidate", points: mine.map((r) => [r.ts, r.gate.candidate.auc, r.result]) });
+    auc.push({ name: kind + " live (or 0.5)", points: mine.map((r) => [r.ts, r.gate.live.auc, r.gate.live_id]) });
+  }
+  const latest = [...judged].reverse().find((r) => (r.gate.calibration || []).length);
+  const routeSeries = [{ name: "share sent to the agent", points: dayRates(Object.fromEntries(
+    Object.entries(models.router_days).map(([d, c]) => [d, { agent: c.agent || 0, fast: c.fast || 0 }])), "agent", "fast") }];
+  append(main,
+    h("div", { class: "grid" }, modelCard("PRM", models.live.prm), modelCard("Router", models.live.router)),
+    card("Held-out AUC per retrain, beside the model it had to beat",
+      auc.length ? lineChart(auc, { label: "held-out AUC" }) : empty("No retrain has been judged on held-out data yet.")),
+    card("Calibration of the latest judged candidate" + (latest ? ` (${latest.kind}, ${when(latest.ts)})` : ""),
+      latest ? [calibrationPlot(latest.gate.calibration), h("table", { id: "calibration" }, h("thead", {}, h("tr", {},
+        ["bin", "rows", "predicted", "observed"].map((c) => h("th", {}, c)))),
+        h("tbody", {}, latest.gate.calibration.map((b) => h("tr", {}, h("td", {}, fmt(b.lo, 1) + "–" + fmt(b.hi, 1)),
+          h("td", {}, fmt(b.n)), h("td", {}, fmt(b.predicted, 3)), h("td", {}, fmt(b.observed, 3)))))) ]
+        : empty("No calibration yet: it is measured when a retrain is judged on a held-out slice.")),
+    card("Retrains", retrains.length ? h("table", { id: "retrains" }, h("thead", {}, h("tr", {},
+      ["when", "model", "result", "held-out rows", "log loss (new / live)", "AUC (new / live)", "reason"].map((c) => h("th", {}, c)))),
+      h("tbody", {}, [...retrains].reverse().map((r) => {
+        const g = r.gate || {}, c = g.candidate || {}, l = g.live || {};
+        return h("tr", { class: "retrain" }, h("td", {}, when(r.ts)), h("td", {}, r.kind), h("td", {}, r.result),
+          h("td", {}, fmt(g.holdout_samples)), h("td", {}, fmt(c.log_loss, 3) + " / " + fmt(l.log_loss, 3)),
+          h("td", {}, fmt(c.auc, 3) + " / " + fmt(l.auc, 3)), h("td", { class: "muted text" }, g.reason || r.reason || ""));
+      }))) : empty("No retrain yet: the watchdog retrains while the daemon is idle.")),
+    card("Router decisions per day", Object.keys(models.router_days).length
+      ? lineChart(routeSeries, { label: "share of chat turns sent to the agent" }) : empty("No chat turns yet.")));
+}
+
 // ------------------------------------------------------------------------------------------ routing
 
-const SECTIONS = { now: renderNow, turns: renderTurns, learning: renderLearning, watchdog: renderWatchdog };
+const SECTIONS = { now: renderNow, turns: renderTurns, learning: renderLearning, watchdog: renderWatchdog,
+  models: renderModels };
 let refresh = null;
 
 async function route() {
