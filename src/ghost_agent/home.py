@@ -76,6 +76,11 @@ class GhostHome:
         return self.system / "eval"
 
     @property
+    def eval_history(self) -> Path:
+        """Every `eval freeze` / `eval compare` run's pass rates, one JSON line each (the status page's history)."""
+        return self.eval / "history.jsonl"
+
+    @property
     def logs(self) -> Path:
         return self.system / "logs"
 

@@ -17,7 +17,7 @@ import pytest
 from ghost_agent.llm.scripted import ScriptedBackend, ScriptedReply
 from ghost_agent.settings import Settings
 from tests.conftest import daemon_on_port, make_settings
-from tests.server.console_home import HOSTILE, Seeded, seed, seed_learning
+from tests.server.console_home import HOSTILE, Seeded, seed, seed_evals, seed_learning
 
 CHROMIUM, DRIVER = shutil.which("chromium"), shutil.which("chromedriver")
 pytestmark = pytest.mark.skipif(not (CHROMIUM and DRIVER),
@@ -224,4 +224,20 @@ def test_an_empty_models_section_explains_itself(browser: Any, tmp_path: Path) -
         page = Page(browser, base, tmp_path)
         text = page.open("models").text
         assert "No self-play yet" in text and "No retrain yet" in text and "No chat turns yet" in text
+        assert page.errors() == []
+
+
+def test_the_eval_history_is_plotted_per_suite(browser: Any, tmp_path: Path) -> None:
+    settings = make_settings(tmp_path, watchdog=False)
+    seed_evals(settings)
+    with daemon_on_port(settings, ScriptedBackend(model="m")) as base:
+        browser.get_log("browser")
+        page = Page(browser, base, tmp_path)
+        main = page.open("eval")
+        page.shot("eval")
+        lines = {g.get_attribute("data-name"): g for g in main.find_elements("css selector", "svg.lines g.line")}
+        assert set(lines) == {"default", "everyday"}
+        assert len(lines["default"].find_elements("css selector", "circle")) == 2
+        assert len(main.find_elements("css selector", "#evals tr.eval-run")) == 3
+        assert "unreadable" in main.find_element("id", "baselines").text
         assert page.errors() == []

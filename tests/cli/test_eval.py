@@ -78,6 +78,12 @@ def test_freeze_writes_to_the_homes_eval_dir_and_compare_exits_1_on_an_injected_
     assert "100.0% (1/1)" in sql_line and "0.0% (0/1)" in sql_line and "-100.0 pts" in sql_line
     assert victim["task_id"] in sql_line
     assert "REGRESSED" in out
+    # every run is a line of the eval history the status page plots
+    history = [json.loads(line) for line in (home / "system" / "eval" / "history.jsonl").read_text().splitlines()]
+    assert [(h["command"], h["regressed"]) for h in history] == [("freeze", None), ("compare", False),
+                                                                 ("compare", True)]
+    assert history[0]["pass_rate"] == round(frozen.pass_rate, 6) and history[2]["baseline_pass_rate"] > \
+        history[2]["pass_rate"]
 
 
 def test_ghost_agent_eval_is_the_same_command(tmp_path: Path) -> None:

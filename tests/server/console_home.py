@@ -94,3 +94,17 @@ def seed_learning(settings: Settings) -> None:
                               "live": {"auc": live_auc, "log_loss": 0.69}, "holdout_samples": 60,
                               "calibration": [{"lo": 0.1, "hi": 0.2, "n": 20, "predicted": 0.15, "observed": 0.1},
                                               {"lo": 0.8, "hi": 0.9, "n": 40, "predicted": 0.85, "observed": 0.9}]}})
+
+
+def seed_evals(settings: Settings) -> None:
+    """Three eval runs of two suites and one frozen baseline."""
+    home = GhostHome(settings.home).ensure()
+    history = History(home.eval_history)
+    for n, (suite, rate) in enumerate((("default", 0.5), ("default", 0.625), ("everyday", 0.9))):
+        history.add({"ts": (START + timedelta(days=n)).isoformat(), "command": "compare" if n else "freeze",
+                     "suite": suite, "pass_rate": rate, "passed": int(rate * 8), "total": 8, "clusters": {},
+                     "runner": "http", "model": "qwen", "baseline_pass_rate": 0.5 if n else None,
+                     "regressed": False if n else None})
+    (home.eval / "default.json").write_text('{"schema": "x", "suite": "default", "pass_rate": 0.5, "passed": 4, '
+                                            '"total": 8, "clusters": {}, "metadata": {"runner": "http"}}')
+    (home.eval / "broken.json").write_text("{not json")

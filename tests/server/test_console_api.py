@@ -17,7 +17,7 @@ from ghost_agent.memory.store import SkillMemory
 from ghost_agent.server.app import build_app
 from ghost_agent.settings import Settings
 from tests.conftest import daemon_on_port, make_settings
-from tests.server.console_home import HOSTILE, Seeded, seed, seed_learning
+from tests.server.console_home import HOSTILE, Seeded, seed, seed_evals, seed_learning
 
 KEY = "a-long-enough-api-key-1234"
 
@@ -200,3 +200,15 @@ def test_selfplay_and_models_report_pass_rates_retrains_and_router_days(tmp_path
     assert [r["gate"]["candidate"]["auc"] for r in models["retrains"]] == [0.61, 0.74]
     assert models["router_days"]["2026-11-20"] == {"fast": 11, "agent": 1}
     assert set(models["live"]) == {"prm", "router"}
+
+
+def test_evals_list_every_run_and_the_frozen_baselines(tmp_path: Path) -> None:
+    settings = make_settings(tmp_path, watchdog=False)
+    seed_evals(settings)
+    with daemon_on_port(settings, ScriptedBackend(model="m")) as base:
+        evals = get(base, "/v1/ghost/evals")
+    assert [(r["suite"], r["pass_rate"]) for r in evals["runs"]] == [("default", 0.5), ("default", 0.625),
+                                                                    ("everyday", 0.9)]
+    assert evals["baselines"] == [{"file": "broken.json", "error": "unreadable"},
+                                  {"file": "default.json", "suite": "default", "pass_rate": 0.5, "passed": 4,
+                                   "total": 8, "clusters": {}, "started_at": None, "runner": "http", "model": None}]

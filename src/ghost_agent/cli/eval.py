@@ -249,11 +249,35 @@ def _write(result: SuiteResult, path: Path) -> Path:
         raise EvalUsageError(f"cannot write {path}: {exc.strerror or exc}") from exc
 
 
+def _remember(settings: Settings, command: str, result: SuiteResult, err: IO[str], *,
+              baseline: SuiteResult | None = None, regressed: bool | None = None) -> None:
+    """One line of the eval history (`$GHOST_HOME/system/eval/history.jsonl`): what the status page plots. A
+    history that cannot be written costs the line, never the run."""
+    from datetime import datetime, timezone
+
+    from ghost_agent.home import GhostHome
+    from ghost_agent.watchdog.run_log import History
+
+    meta = result.metadata
+    record = {"ts": datetime.now(timezone.utc).isoformat(timespec="seconds"), "command": command,
+              "suite": result.suite, "pass_rate": round(result.pass_rate, 6),
+              "passed": sum(o.passed for o in result.outcomes), "total": len(result.outcomes),
+              "clusters": {c: round(r, 6) for c, r in result.cluster_pass_rates().items()},
+              "runner": meta.get("runner"), "model": meta.get("model"),
+              "baseline_pass_rate": None if baseline is None else round(baseline.pass_rate, 6),
+              "regressed": regressed}
+    try:
+        History(GhostHome(settings.home).eval_history).add(record)
+    except OSError as exc:
+        err.write(f"eval {command}: the eval history was not updated: {exc}\n")
+
+
 def _freeze(args: argparse.Namespace, settings: Settings, out: IO[str], err: IO[str]) -> int:
     path = args.output or _default_path(settings, args.suite)
     tasks = _load_tasks(args)
     result = _run(args, settings, tasks, err)
     written = _write(result, path)
+    _remember(settings, "freeze", result, err)
     out.write(_summary(result))
     out.write(f"frozen: {written}\n")
     return EXIT_OK
@@ -277,6 +301,7 @@ def _compare(args: argparse.Namespace, settings: Settings, out: IO[str], err: IO
         comparison = compare(baseline, result)
     except BaselineError as exc:
         raise EvalUsageError(str(exc)) from exc
+    _remember(settings, "compare", result, err, baseline=baseline, regressed=comparison.regressed)
     out.write(comparison.render_table())
     return EXIT_REGRESSED if comparison.regressed else EXIT_OK
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 
+import orjson
 from fastapi import APIRouter, Query, Request
 
 from ghost_agent.jsonsafe import JSON
@@ -64,3 +65,30 @@ async def models(request: Request, limit: int = Query(100, ge=1, le=1000)) -> JS
 
 
 __all__ = ["router"]
+
+
+@router.get("/v1/ghost/evals", summary="Eval history: every freeze and compare run, and the frozen baselines",
+            responses=error_responses(401))
+async def evals(request: Request, limit: int = Query(200, ge=1, le=2000)) -> JSON:
+    """`runs`: the newest `limit` `ghost-agent eval freeze|compare` runs, oldest first (suite, pass rate, per
+    cluster, the baseline's rate and whether it regressed); `baselines`: the frozen results in
+    `system/eval/*.json` (suite, pass rate, clusters, when and how they were made)."""
+    ctx = _ctx(request)
+
+    def read() -> JSON:
+        baselines: list[JSON] = []
+        for path in sorted(ctx.home.eval.glob("*.json")):
+            try:
+                data = orjson.loads(path.read_bytes())
+            except (OSError, orjson.JSONDecodeError):
+                baselines.append({"file": path.name, "error": "unreadable"})
+                continue
+            if isinstance(data, dict) and "pass_rate" in data:
+                meta = data["metadata"] if isinstance(data.get("metadata"), dict) else {}
+                baselines.append({"file": path.name, "suite": data.get("suite"), "pass_rate": data.get("pass_rate"),
+                                  "passed": data.get("passed"), "total": data.get("total"),
+                                  "clusters": data.get("clusters"), "started_at": meta.get("started_at"),
+                                  "runner": meta.get("runner"), "model": meta.get("model")})
+        return {"runs": History(ctx.home.eval_history).recent(limit), "baselines": baselines}
+
+    return await asyncio.to_thread(read)

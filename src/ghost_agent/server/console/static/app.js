@@ -466,10 +466,31 @@ async function renderModels(main) {
       ? lineChart(routeSeries, { label: "share of chat turns sent to the agent" }) : empty("No chat turns yet.")));
 }
 
+async function renderEval(main) {
+  const data = await api("/v1/ghost/evals");
+  const suites = [...new Set(data.runs.map((r) => r.suite))].sort();
+  const series = suites.map((suite) => ({ name: suite, points: data.runs.filter((r) => r.suite === suite)
+    .map((r) => [r.ts, r.pass_rate, `${r.command} ${r.passed}/${r.total}${r.model ? " " + r.model : ""}`]) }));
+  append(main,
+    card("Pass rate per eval run", series.length ? lineChart(series, { label: "eval pass rate" })
+      : empty("No eval run yet: `ghost-agent eval freeze --suite default` runs one and freezes it as a baseline.")),
+    card("Runs", data.runs.length ? h("table", { id: "evals" }, h("thead", {}, h("tr", {},
+      ["when", "suite", "run", "passed", "pass rate", "baseline", "model", ""].map((c) => h("th", {}, c)))),
+      h("tbody", {}, [...data.runs].reverse().map((r) => h("tr", { class: "eval-run" }, h("td", {}, when(r.ts)),
+        h("td", {}, r.suite), h("td", {}, r.command), h("td", {}, `${r.passed}/${r.total}`), h("td", {}, fmt(r.pass_rate, 3)),
+        h("td", {}, fmt(r.baseline_pass_rate, 3)), h("td", {}, r.model || r.runner || ""),
+        h("td", { class: r.regressed ? "bad" : "" }, r.regressed ? "dropped" : ""))))) : empty("No runs recorded.")),
+    card("Frozen baselines", data.baselines.length ? h("table", { id: "baselines" }, h("thead", {}, h("tr", {},
+      ["file", "suite", "passed", "pass rate", "frozen", "model"].map((c) => h("th", {}, c)))),
+      h("tbody", {}, data.baselines.map((b) => h("tr", {}, h("td", {}, b.file), h("td", {}, b.suite || b.error),
+        h("td", {}, b.total ? `${b.passed}/${b.total}` : "—"), h("td", {}, fmt(b.pass_rate, 3)), h("td", {}, when(b.started_at)),
+        h("td", {}, b.model || b.runner || ""))))) : empty("No frozen baseline.")));
+}
+
 // ------------------------------------------------------------------------------------------ routing
 
 const SECTIONS = { now: renderNow, turns: renderTurns, learning: renderLearning, watchdog: renderWatchdog,
-  models: renderModels };
+  models: renderModels, eval: renderEval };
 let refresh = null;
 
 async function route() {
