@@ -7,7 +7,9 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 _LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
 KNOWN_PATHS = frozenset(
     {"/v1/chat/completions", "/v1/completions", "/v1/embeddings", "/v1/models", "/v1/ghost/status",
-     "/v1/ghost/health", "/health", "/metrics", "/openapi.json"}
+     "/v1/ghost/health", "/health", "/metrics", "/openapi.json", "/ui", "/v1/ghost/now", "/v1/ghost/turns",
+     "/v1/ghost/lessons", "/v1/ghost/skills", "/v1/ghost/watchdog/runs", "/v1/ghost/selfplay", "/v1/ghost/models",
+     "/v1/ghost/evals"}
 )
 
 
@@ -65,6 +67,10 @@ class Metrics:
         """Bound label cardinality: unknown paths are counted together."""
         if path.startswith("/v1/models/"):
             return "/v1/models/{id}"  # one label whatever the id (clients choose it)
+        if path.startswith(("/v1/ghost/turns/", "/v1/ghost/lessons/", "/v1/ghost/skills/")):
+            return path[: path.index("/", len("/v1/ghost/")) + 1] + "{id}"  # the status page's per-item paths
+        if path.startswith("/ui/"):
+            return "/ui/{asset}"
         return path if path in KNOWN_PATHS else "other"
 
     def render(self) -> bytes:

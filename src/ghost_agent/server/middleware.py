@@ -167,8 +167,8 @@ class GhostMiddleware:
 
     def _log(self, scope: Scope, state: dict[str, Any], status: int, total_ms: float) -> None:
         path = scope["path"]
-        if path in ("/health", "/metrics") and status < 400:
-            return  # probes would drown the log
+        if path in ("/health", "/metrics", "/v1/ghost/now") and status < 400:
+            return  # probes, and an open status page refreshing every 5 s, would drown the log
         turn = state.get("turn")
         fields: dict[str, Any] = {
             "request_id": state["request_id"],
