@@ -107,3 +107,30 @@ def test_a_request_naming_the_form_itself_wins() -> None:
 def test_rules_apply_in_turn() -> None:
     rules = [FormatRule("clock", "24"), FormatRule("date", "DD/MM/YYYY")]
     assert apply_rules("The call is on March 3, 2026 at 4 pm.", rules) == "The call is on 03/03/2026 at 16:00."
+
+
+@pytest.mark.parametrize(("reply", "request_text", "expected"), [
+    ("It starts at 4:30 in the afternoon.", "", "It starts at 16:30."),
+    ("Call at 7 in the morning or 9 tonight.", "", "Call at 07:00 or 21:00."),
+    ("Half past seven in the evening is 7:30.", "What time is half past seven in the evening?",
+     "Half past seven in the evening is 19:30."),
+    ("It opens at 7:30.", "When does it open in the morning?", "It opens at 7:30."),  # nothing says afternoon
+    ("It opens at 7:30.", "When does it open?", "It opens at 7:30."),
+    ("Between 9:30 am and 5:30.", "Office hours in the afternoon and morning?", "Between 09:30 and 5:30."),
+])
+def test_a_time_said_with_its_part_of_the_day_is_put_on_the_24_hour_clock(reply: str, request_text: str,
+                                                                           expected: str) -> None:
+    assert FormatRule("clock", "24").apply(reply, request_text) == expected
+
+
+@pytest.mark.parametrize(("reply", "request_text", "expected"), [
+    ("So 20% of 80 dollars is \\(\\boxed{16}\\).", "How much is 20% of 80 dollars?",
+     "So 20% of 80.00 USD is \\(\\boxed{16.00 USD}\\)."),
+    ("\\[ 12 \\text{ dollars/book} \\times 3 = 36 \\text{ dollars} \\]", "3 books at $12",
+     "\\[ 12 \\text{ dollars/book} \\times 3 = 36.00 USD \\]"),
+    ("\\boxed{351 \\text{ USD}}", "15% of 2340 dollars", "\\boxed{351.00 USD}"),
+    ("That is \\boxed{30} each.", "Split 90 euros three ways.", "That is \\boxed{30.00 EUR} each."),
+    ("x = \\boxed{5}", "What is 2 + 3?", "x = \\boxed{5}"),  # not a question about money
+])
+def test_the_boxed_answer_to_a_money_question_is_an_amount(reply: str, request_text: str, expected: str) -> None:
+    assert FormatRule("money", "after:2").apply(reply, request_text) == expected

@@ -150,8 +150,27 @@ def _outside_code(text: str, convert: Callable[[str], str]) -> str:
 
 # ----------------------------------------------------------------------------------------------------- the clock
 
+_PART_OF_DAY = re.compile(r"(?<![\d:.])(1[0-2]|0?[1-9])(?::([0-5]\d))?\s+(?:o'clock\s+)?"
+                          r"(in\s+the\s+(morning|afternoon|evening)|at\s+night|tonight)\b", re.I)
+_BARE_TIME = re.compile(r"(?<![\d:.])(1[0-2]|0?[1-9]):([0-5]\d)(?![\d:])(?!\s*[ap]\.?\s?m\b)", re.I)
+_LATE_REQUEST = re.compile(r"\b(?:in\s+the\s+(?:afternoon|evening)|at\s+night|tonight|p\.?m\.?)(?!\w)", re.I)
+_EARLY_REQUEST = re.compile(r"\b(?:morning|a\.?m\.?)(?!\w)", re.I)
+
+
 def _clock(prose: str, form: str, request: str) -> str:
     if form == "24":
+        def with_part(m: re.Match[str]) -> str:  # "4:30 in the afternoon" → "16:30"
+            late = (m.group(4) or "").lower() in ("afternoon", "evening") or m.group(4) is None
+            hour = int(m.group(1)) % 12 + (12 if late else 0)
+            return f"{hour:02d}:{m.group(2) or '00'}"
+
+        def bare(m: re.Match[str]) -> str:  # "7:30" answering "half past seven in the evening?" → "19:30"
+            return f"{int(m.group(1)) % 12 + 12:02d}:{m.group(2)}"
+
+        prose = _PART_OF_DAY.sub(with_part, prose)
+        if _LATE_REQUEST.search(request) and not _EARLY_REQUEST.search(request):
+            prose = _BARE_TIME.sub(bare, prose)
+
         def to_24(m: re.Match[str]) -> str:
             hour = int(m.group(1)) % 12 + (12 if m.group(3).lower() == "p" else 0)
             after = prose[m.end():m.end() + 2]
@@ -226,9 +245,20 @@ def _temperatures(prose: str, form: str, request: str) -> str:
 
 # ------------------------------------------------------------------------------------------------------ money
 
+_MONEY_WORDS = r"(?:US\s+)?dollars?|euros?|yen|USD|EUR|GBP|JPY"
+_LATEX_UNIT = re.compile(rf"(\d[\d,]*(?:\.\d+)?)\s*\\(?:text|mathrm)\{{\s*({_MONEY_WORDS})\s*\}}")
+_BOXED = re.compile(r"\\boxed\{\s*(\d[\d,]*(?:\.\d+)?)\s*\}")
+_REQUEST_CURRENCY = re.compile(rf"[$€£¥]\s?\d|\d\s*(?:{_MONEY_WORDS})\b|\b(?:dollars?|euros?)\b", re.I)
+
+
 def _money(prose: str, form: str, request: str) -> str:
     place, _, decimals = form.partition(":")
     places = int(decimals or 2)
+    prose = _LATEX_UNIT.sub(r"\1 \2", prose)  # "36 \text{ dollars}" reads as "36 dollars"
+    currency = _REQUEST_CURRENCY.search(request)
+    if currency:  # the boxed answer to a question about money is an amount
+        code = _code_of(currency.group(0))
+        prose = _BOXED.sub(lambda m: "\\boxed{" + _amount(m.group(1), code, place, places) + "}", prose)
 
     def convert(m: re.Match[str]) -> str:
         amount = m.group("a") or m.group("b") or m.group("c")
@@ -238,10 +268,23 @@ def _money(prose: str, form: str, request: str) -> str:
             code = _CURRENCY_WORDS[m.group("word").split()[-1].lower().rstrip("s")]
         else:
             code = m.group("code") or m.group("code_first")
-        value = float(amount.replace(",", ""))
-        text = f"{value:,.{places}f}" if "," in amount else f"{value:.{places}f}"
-        return f"{text} {code}" if place == "after" else f"{code} {text}"
+        return _amount(amount, code, place, places)
     return _MONEY.sub(convert, prose)
+
+
+def _amount(amount: str, code: str, place: str, places: int) -> str:
+    value = float(amount.replace(",", ""))
+    text = f"{value:,.{places}f}" if "," in amount else f"{value:.{places}f}"
+    return f"{text} {code}" if place == "after" else f"{code} {text}"
+
+
+def _code_of(text: str) -> str:
+    for symbol, code in _CURRENCIES.items():
+        if symbol in text:
+            return code
+    found = re.search(r"USD|EUR|GBP|JPY|dollar|euro|yen", text, re.I)
+    word = found.group(0) if found else "USD"
+    return _CURRENCY_WORDS.get(word.lower(), word.upper())
 
 
 _CONVERTERS: dict[str, Callable[[str, str, str], str]] = {
