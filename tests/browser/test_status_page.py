@@ -117,7 +117,7 @@ def test_turns_list_and_open_as_a_tree_with_hostile_text_kept_as_text(page: Page
     tree = page.ready("turn")
     page.shot("turn")
     steps = page.texts("#tree li.step > strong")
-    assert steps[:1] == ["turn"] and "0. python" in steps and "1. read_file" in steps
+    assert steps[:1] == ["turn"] and "0. python" in steps and "1. read_file" in steps and "model: draft" in steps
     assert tree.find_elements("css selector", "#tree .bar")
     assert "computed answer" in tree.text
 

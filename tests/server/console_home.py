@@ -40,7 +40,10 @@ def turn(i: int, *, request: str | None = None, tools: bool = False) -> Trajecto
         usage={"prompt_tokens": 40 + i, "completion_tokens": 10, "total_tokens": 50 + i},
         timing_ms={"stage_memory": 0.5, "stage_router": 0.3, "stage_respond": 900.0 + i},
         extra={"agent": {"strategy": "answer-first", "llm_calls": 2, "ms": 890.0, "kind": "number",
-                         "computed": {"value": i * i, "trusted": True}}} if tools else {},
+                         "computed": {"value": i * i, "trusted": True},
+                         "calls": [{"purpose": "draft", "ms": 600.0, "prompt_tokens": 40, "completion_tokens": 8},
+                                   {"purpose": "program", "ms": 150.0, "prompt_tokens": 60,
+                                    "completion_tokens": 20}]}} if tools else {},
     )
 
 

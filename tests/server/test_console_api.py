@@ -85,8 +85,9 @@ def test_one_turn_opens_as_a_tree_of_timed_steps(url: str, home: tuple[Settings,
     assert set(stages) == {"memory", "router", "respond"}
     (strategy,) = stages["respond"]["children"]
     names = [c["name"] for c in strategy["children"]]
-    assert names[:2] == ["0. python", "1. read_file"] and "computed answer" in names
-    assert strategy["children"][1]["ok"] is False and strategy["detail"] == "2 model calls"
+    assert names[:4] == ["model: draft", "model: program", "0. python", "1. read_file"] and "computed answer" in names
+    assert strategy["children"][0]["ms"] == 600.0 and strategy["children"][0]["detail"] == "40 in, 8 out"
+    assert strategy["children"][3]["ok"] is False and strategy["detail"] == "2 model calls"
     missing = httpx.get(url + "/v1/ghost/turns/nope", timeout=10)
     assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
 

@@ -224,6 +224,27 @@ class PreferencesApplied:
         return out
 
 
+@dataclass(frozen=True)
+class ModelCall:
+    """One model call a strategy made: what for, how long it took, its tokens (the status page's turn tree)."""
+
+    purpose: str
+    ms: float
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+    @classmethod
+    def of(cls, purpose: str, ms: float, usage: Any) -> ModelCall:
+        counts = usage if isinstance(usage, Mapping) else {}
+        prompt, completion = counts.get("prompt_tokens"), counts.get("completion_tokens")
+        return cls(purpose, round(ms, 1), prompt if isinstance(prompt, int) else None,
+                   completion if isinstance(completion, int) else None)
+
+    def to_json(self) -> JSON:
+        return {"purpose": self.purpose, "ms": self.ms, "prompt_tokens": self.prompt_tokens,
+                "completion_tokens": self.completion_tokens}
+
+
 @dataclass
 class RunInfo:
     """What a strategy reports beyond the loop's own counts, recorded in the trajectory's `extra.agent`.
@@ -245,6 +266,7 @@ class RunInfo:
     revised: bool | None = None
     draft: str | None = None
     fallback: str | None = None
+    calls: list[ModelCall] = field(default_factory=list)  # answer-first's model calls, in order, timed
 
     def to_json(self) -> JSON:
         """The recorded keys, each only when reported, in the order the strategies report them."""
@@ -271,6 +293,8 @@ class RunInfo:
             out["draft"] = self.draft
         if self.fallback is not None:
             out["fallback"] = self.fallback
+        if self.calls:
+            out["calls"] = [c.to_json() for c in self.calls]
         return out
 
 
@@ -382,6 +406,7 @@ __all__ = [
     "LoopEvent",
     "LoopResult",
     "LoopRun",
+    "ModelCall",
     "OnEvent",
     "PreferencesApplied",
     "RunInfo",

@@ -212,6 +212,18 @@ def _agent_facts(agent: dict[str, Any]) -> list[JSON]:
     return facts
 
 
+def _model_calls(agent: dict[str, Any]) -> list[JSON]:
+    """The strategy's model calls in order (draft, checks, revisions, rewrites), each with its time and tokens."""
+    out = []
+    for call in agent.get("calls") or ():
+        if not isinstance(call, dict):
+            continue
+        tokens = [f"{call[k]} {label}" for k, label in (("prompt_tokens", "in"), ("completion_tokens", "out"))
+                  if isinstance(call.get(k), int)]
+        out.append(_node(f"model: {call.get('purpose', 'call')}", _number(call.get("ms")), detail=", ".join(tokens)))
+    return out
+
+
 def turn_tree(traj: Trajectory) -> JSON:
     """The turn as a tree of timed steps."""
     timing = _dict(traj.timing_ms)
@@ -231,7 +243,7 @@ def turn_tree(traj: Trajectory) -> JSON:
             calls = agent.get("llm_calls")
             children = [_node(str(strategy), _number(agent.get("ms")),
                               detail=f"{calls} model calls" if isinstance(calls, int) else "",
-                              children=steps + _agent_facts(agent))]
+                              children=_model_calls(agent) + steps + _agent_facts(agent))]
         stages.append(_node(name, round(float(value), 1), children=children))
     if traj.verifier:
         stages.append(_node("verifier", detail=", ".join(f"{k}: {v}" for k, v in traj.verifier.items()

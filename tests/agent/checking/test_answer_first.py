@@ -504,3 +504,10 @@ async def test_rules_switched_off_leave_the_preference_to_the_model(ctx: ToolCon
     result = await answer(llm, ctx, registry, "When is Christmas Day in 2025?", config=MODEL_ONLY,
                           preferences=[DATES])
     assert result.final_text == "It is 25/12/2025." and result.llm_calls == 3
+
+
+async def test_every_model_call_is_timed_with_its_purpose(ctx: ToolContext, registry: ToolRegistry) -> None:
+    llm = backend("45 days from March 3, 2026 is April 17, 2026.", DATE_PROGRAM)
+    result = await answer(llm, ctx, registry, DATE_QUESTION)
+    calls = result.info.to_json()["calls"]
+    assert [c["purpose"] for c in calls] == ["draft", "program"] and all(c["ms"] >= 0 for c in calls)

@@ -44,6 +44,7 @@ from ghost_agent.agent.strategy import (
     ComputedDay,
     LoopResult,
     LoopRun,
+    ModelCall,
     PreferencesApplied,
     StrategyContext,
     evidence_of,
@@ -129,7 +130,7 @@ class AnswerFirst:
         run = LoopRun(conversation=draft_messages, tool_ctx=tool_ctx, user_request=user_request, on_event=ctx.on_event)
         draft_body = {k: v for k, v in ctx.client_body.items() if k in DRAFT_PARAMS}
         self._bound_replies(draft_body)
-        draft = await self._text(run, draft_messages, keep_logprobs=True, **draft_body)
+        draft = await self._text("draft", run, draft_messages, keep_logprobs=True, **draft_body)
         if ctx.notes:
             draft = strip_notes_echo(draft)  # a small model may echo the notes block it was shown
         final, value = draft, None
@@ -138,8 +139,9 @@ class AnswerFirst:
             # The reply is the client's JSON: the draft was generated under the constraint; no check may rewrite
             # it into prose. It is only made to parse and validate (one repair round under the constraint).
             async def ask(instruction: str) -> str:
-                return await self._text(run, [*draft_messages, {"role": "assistant", "content": draft},
-                                              {"role": "user", "content": instruction}], **draft_body)
+                return await self._text("structured output repair", run, [
+                    *draft_messages, {"role": "assistant", "content": draft}, {"role": "user", "content": instruction}],
+                    **draft_body)
 
             final, run.info.structured = await structured.ensure(draft, response_format, ask)
             return self._finish(run, draft, final, kind, started)
@@ -213,16 +215,16 @@ class AnswerFirst:
             problem = code_tests.case_lines(failures) if current.report.loaded else \
                 f"- the code does not run: {current.report.load_error}"
             prompt = _prompt("revise_code", failures=problem)
-            revised = await self._text(run, [*draft_messages, {"role": "assistant", "content": current.text},
-                                             {"role": "user", "content": prompt}], temperature=0.0,
-                                     **self._reply_bounds())
+            revised = await self._text("code revision", run, [
+                *draft_messages, {"role": "assistant", "content": current.text}, {"role": "user", "content": prompt}],
+                temperature=0.0, **self._reply_bounds())
             current = _Candidate(revised, await self._check(run, context, revised, cases, names, "revision"),
                                  "revision")
             best = max(best, current, key=lambda c: c.report.score)  # ties keep the earlier (the draft)
             if best.report.all_passed:
                 break
         for _ in range(0 if best.report.all_passed else self.config.samples):
-            sampled = await self._text(run, draft_messages, temperature=self.config.sample_temperature,
+            sampled = await self._text("code sample", run, draft_messages, temperature=self.config.sample_temperature,
                                        **self._reply_bounds())
             current = _Candidate(sampled, await self._check(run, context, sampled, cases, names, "sample"), "sample")
             best = max(best, current, key=lambda c: c.report.score)
@@ -236,7 +238,7 @@ class AnswerFirst:
     async def _model_tests(self, run: LoopRun, name: str) -> list[code_tests.Case]:
         prompt = _prompt("tests", count=str(self.config.model_tests), name=name,
                          task=_without_form_instructions(run.user_request)[:6000])
-        text = await self._text(run, [{"role": "user", "content": prompt}], temperature=0.0,
+        text = await self._text("test cases", run, [{"role": "user", "content": prompt}], temperature=0.0,
                                 max_tokens=self.config.check_max_tokens)
         return code_tests.model_cases(text, [name])[: self.config.model_tests * 2]
 
@@ -269,9 +271,9 @@ class AnswerFirst:
         if ok and claims.outputs_agree(claim.claimed_output, real):
             return draft, value
         rewrite = _prompt("revise_output", output=(real if ok else one_line(output, OUTPUT_CHARS))[:OUTPUT_CHARS])
-        revised = await self._text(run, [*draft_messages, {"role": "assistant", "content": draft},
-                                         {"role": "user", "content": rewrite}], temperature=0.0,
-                                 **self._reply_bounds())
+        revised = await self._text("revision after running the code", run, [
+            *draft_messages, {"role": "assistant", "content": draft}, {"role": "user", "content": rewrite}],
+            temperature=0.0, **self._reply_bounds())
         return (revised or draft), value
 
     async def _compute(self, run: LoopRun, draft: str) -> tuple[str, float | None]:
@@ -351,8 +353,8 @@ class AnswerFirst:
     async def _explain(self, run: LoopRun, draft: str, claim: claims.CodeClaim, value: str) -> str:
         """The answer rewritten to follow the program the vote trusted and its printed `value`."""
         explain = _prompt("explain", task=run.user_request[:6000], program=claim.program[:4000], value=value)
-        answer = await self._text(run, [{"role": "user", "content": explain}], temperature=0.0,
-                                  **self._reply_bounds())
+        answer = await self._text("answer rewritten to the program", run, [{"role": "user", "content": explain}],
+                                  temperature=0.0, **self._reply_bounds())
         return answer or draft
 
     async def _program(self, run: LoopRun, *, temperature: float, data: Sequence[Path] = (),
@@ -364,7 +366,7 @@ class AnswerFirst:
         question = _without_form_instructions(run.user_request)[:6000]
         section = {"date": "program_date", "weekday": "program_weekday"}.get(asked or "", "program")
         prompt = _prompt(section, task=question) + _data_note(data)
-        text = await self._text(run, [{"role": "user", "content": prompt}],
+        text = await self._text("program", run, [{"role": "user", "content": prompt}],
                                 temperature=temperature, max_tokens=self.config.check_max_tokens)
         return _printing_claim(text)
 
@@ -386,7 +388,7 @@ class AnswerFirst:
                                                                                        "the final number")
         repair = _prompt("repair_program", program=claim.program[:4000], error=_error_tail(output), prints=prints,
                          data=("\n" + _data_note(data).strip()) if data else "")
-        text = await self._text(run, [{"role": "user", "content": repair}], temperature=0.0,
+        text = await self._text("program repair", run, [{"role": "user", "content": repair}], temperature=0.0,
                                 max_tokens=self.config.check_max_tokens)
         fixed = _printing_claim(text)
         if fixed is None:
@@ -420,7 +422,7 @@ class AnswerFirst:
                 bounds = self._reply_bounds()
                 if short:
                     bounds["max_tokens"] = min(SHORT_FIXUP_TOKENS, bounds["max_tokens"])
-                reply = await self._text(run, prompt, temperature=0.0, **bounds)
+                reply = await self._text("form fix", run, prompt, temperature=0.0, **bounds)
                 fixed = form.apply_fixup(text, spec, reply)
             held = [s for s in specs if s is not spec and form.check(text, s).ok]
             if fixed is not None and all(form.check(fixed, s).ok for s in held):
@@ -446,7 +448,8 @@ class AnswerFirst:
             return ruled
         request = _without_form_instructions(run.user_request)
         rewrite = preferences.clean_rewrite(await self._text(
-            run, preferences.preference_messages(request, text, wanted), temperature=0.0, **self._reply_bounds()))
+            "preference rewrite", run, preferences.preference_messages(request, text, wanted), temperature=0.0,
+            **self._reply_bounds()))
         refused = preferences.accept(text, rewrite, run.user_request, wanted, answer)
         final = text if refused is not None else rewrite
         run.info.preferences = PreferencesApplied(count=len(wanted), applied=refused is None, reason=refused or "")
@@ -456,7 +459,8 @@ class AnswerFirst:
             followed = await self._judge(run, request, final, wanted)
             if followed is not None and followed < preferences.FOLLOWED:
                 retry = preferences.clean_rewrite(await self._text(
-                    run, preferences.preference_messages(request, final, wanted, retry_after=rewrite or final),
+                    "preference repair", run,
+                    preferences.preference_messages(request, final, wanted, retry_after=rewrite or final),
                     temperature=0.0, **self._reply_bounds()))
                 repaired = preferences.accept(text, retry, run.user_request, wanted, answer) is None \
                     and retry != final
@@ -472,31 +476,36 @@ class AnswerFirst:
         """P(the reply follows the preferences): one token, yes or no, read through its logprobs."""
         body: JSON = {"messages": preferences.judge_messages(request, reply, wanted), "max_tokens": 1,
                       "temperature": 0.0, "logprobs": True, "top_logprobs": 5, "stream": False}
-        return preferences.p_yes(await self._complete(run, body))
+        return preferences.p_yes(await self._complete("preference check", run, body))
 
     # ------------------------------------------------------------------------------------- primitives
 
     def _reply_bounds(self) -> JSON:
         return {"max_tokens": self._reply_max_tokens, **self._bounds}
 
-    async def _text(self, run: LoopRun, messages: list[JSON], *, keep_logprobs: bool = False, **params: Any) -> str:
-        """One model call; the reply's text (`keep_logprobs`: remember the reply's logprobs, for the draft)."""
+    async def _text(self, purpose: str, run: LoopRun, messages: list[JSON], *, keep_logprobs: bool = False,
+                    **params: Any) -> str:
+        """One model call for `purpose`; the reply's text (`keep_logprobs`: remember its logprobs, for the draft)."""
         body: JSON = {"messages": messages, "max_tokens": self.config.max_tokens, "stream": False, **params}
         if "max_completion_tokens" in body:
             body["max_tokens"] = body.pop("max_completion_tokens")
-        reply = await self._complete(run, body)
+        reply = await self._complete(purpose, run, body)
         if keep_logprobs and body.get("logprobs"):
             choices = reply.get("choices") or [{}]
             self._draft_logprobs = choices[0].get("logprobs") if isinstance(choices[0], dict) else None
         return content_text(message_of(reply).get("content")).strip()
 
-    async def _complete(self, run: LoopRun, body: JSON) -> Any:
-        """One model call, counted in `llm_calls` and `usage`; the response as the backend gave it."""
+    async def _complete(self, purpose: str, run: LoopRun, body: JSON) -> Any:
+        """One model call, counted in `llm_calls` and `usage` and timed in `info.calls` (the status page's turn
+        tree); the response as the backend gave it."""
         if self.config.model:
             body["model"] = self.config.model
         run.llm_calls += 1
+        t0 = time.perf_counter()
         reply = await self.backend.complete(body)
-        run.add_usage(reply.get("usage") if isinstance(reply, Mapping) else None)
+        usage = reply.get("usage") if isinstance(reply, Mapping) else None
+        run.add_usage(usage)
+        run.info.calls.append(ModelCall.of(purpose, (time.perf_counter() - t0) * 1000.0, usage))
         return reply
 
     async def _execute(self, run: LoopRun, code: str, description: str, extra: JSON) -> tuple[bool, str]:
