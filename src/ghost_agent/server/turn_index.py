@@ -23,7 +23,7 @@ from ghost_agent.trajectories.collector import TrajectoryCollector
 from ghost_agent.trajectories.record import Outcome, Trajectory
 
 PREVIEW_CHARS = 160
-SEARCH_CHARS = 2000
+SEARCH_CHARS = 400  # of the request and the reply, lower-cased, per turn in memory: what search matches
 MAX_LIMIT = 200
 
 
@@ -64,7 +64,7 @@ def summarize(traj: Trajectory, path: Path) -> JSON:
         "lessons_shown": len(traj.extra.get("lessons_shown") or ()),
         "cluster": traj.cluster,
         "request": traj.user_request[:PREVIEW_CHARS],
-        "_search": f"{traj.user_request}\n{traj.final_response}"[:SEARCH_CHARS].casefold(),
+        "_search": f"{traj.user_request[:SEARCH_CHARS]}\n{traj.final_response[:SEARCH_CHARS]}".casefold(),
         "_path": str(path),
     }
 
