@@ -18,6 +18,8 @@ from ghost_agent.text.format_rules import FormatRule, apply_rules, rule_for, rul
     ("I'm American: temperatures in Fahrenheit.", FormatRule("temperature", "F")),
     ("I want money written with the currency code after the number, like 12.50 USD.", FormatRule("money", "after:2")),
     ("Write amounts as EUR 12.5, code first.", FormatRule("money", "before:1")),
+    ("I sign my emails 'Cheers, Sam', not 'Best regards, [Your Name]'.", FormatRule("sign_off", "Cheers, Sam")),
+    ('Sign off with "Thanks, Ana"', FormatRule("sign_off", "Thanks, Ana")),
 ])
 def test_a_known_kind_is_read_from_the_users_words(preference: str, rule: FormatRule) -> None:
     assert rule_for(preference) == rule
@@ -28,7 +30,7 @@ def test_a_known_kind_is_read_from_the_users_words(preference: str, rule: Format
     "Commit messages start with a type prefix like fix: or feat:.",
     "our style guide wants SQL keywords in lowercase",
     "Not in Celsius or Fahrenheit.",  # only what is not wanted: no unit to convert to
-    "Sign my emails 'Cheers, Sam'.",
+    "Sign as Sam.",  # no sign-off quoted
 ])
 def test_anything_else_is_left_to_the_model(preference: str) -> None:
     assert rule_for(preference) is None
@@ -134,3 +136,17 @@ def test_a_time_said_with_its_part_of_the_day_is_put_on_the_24_hour_clock(reply:
 ])
 def test_the_boxed_answer_to_a_money_question_is_an_amount(reply: str, request_text: str, expected: str) -> None:
     assert FormatRule("money", "after:2").apply(reply, request_text) == expected
+
+
+@pytest.mark.parametrize(("reply", "expected"), [
+    ("Subject: Heating\n\nHi,\n\nWhen will it be fixed?\n\nBest regards,\n[Your Name]",
+     "Subject: Heating\n\nHi,\n\nWhen will it be fixed?\n\nCheers,\nSam"),
+    ("Hi,\n\nThanks.\n\nCheers, Sam\n\nBest regards,\n\n[Your Name]", "Hi,\n\nThanks.\n\nCheers, Sam"),
+    ("Dear Bob,\n\nBody.\n\nSincerely,\nJohn Smith\n\nWant changes?",
+     "Dear Bob,\n\nBody.\n\nCheers,\nSam\n\nWant changes?"),
+    ("Hi team,\n\nLunch on Friday?", "Hi team,\n\nLunch on Friday?\n\nCheers,\nSam"),
+    ("The answer is 42.\n\nThanks!", "The answer is 42.\n\nThanks!"),  # not an email
+    ("Use:\n```\nHi,\nBest regards,\n[Your Name]\n```", "Use:\n```\nHi,\nBest regards,\n[Your Name]\n```"),
+])
+def test_an_email_ends_with_the_users_sign_off(reply: str, expected: str) -> None:
+    assert FormatRule("sign_off", "Cheers, Sam").apply(reply) == expected

@@ -88,6 +88,9 @@ def rule_for(preference: str) -> FormatRule | None:
         return FormatRule("date", pattern.group(0).upper())
     if _ISO_DATES.search(wanted) and re.search(r"\bdates?\b", preference, re.I):
         return FormatRule("date", "YYYY-MM-DD")
+    signed = _SIGN_OFF_PREF.search(wanted)
+    if signed:
+        return FormatRule("sign_off", signed.group(1).strip())
     units = {_TEMPERATURE_UNITS[w.lower()] for w in _UNIT_WORD.findall(wanted)}
     if len(units) == 1:
         return FormatRule("temperature", units.pop())
@@ -287,8 +290,54 @@ def _code_of(text: str) -> str:
     return _CURRENCY_WORDS.get(word.lower(), word.upper())
 
 
+# ---------------------------------------------------------------------------------------------- the sign-off
+
+_SIGN_OFF_PREF = re.compile(r"\bsign(?:s|ed|ing)?(?:[- ]off)?(?:\s+\w+){0,3}?\s+(?:with\s+|as\s+|:\s*)?"
+                            r"['\"“‘]([^'\"”’\n]{2,60})['\"”’]", re.I)
+_CLOSING = re.compile(r"^\s*(?:best(?:\s+regards|\s+wishes)?|kind(?:est)?\s+regards|warm(?:est)?\s+regards|regards|"
+                      r"sincerely(?:\s+yours)?|yours(?:\s+sincerely|\s+truly|\s+faithfully)?|thanks(?:\s+again)?|"
+                      r"thank\s+you|many\s+thanks|cheers|all\s+the\s+best|respectfully|take\s+care)\s*[,.!]?\s*$", re.I)
+_NAME_PLACEHOLDER = re.compile(r"^\s*\[(?:your|my|sender'?s?)?\s*(?:full\s+)?name\]\s*$", re.I)
+_GREETING = re.compile(r"^\s*(?:subject:|dear\b|hi\b|hello\b|hey\b|good\s+(?:morning|afternoon|evening)\b)",
+                       re.I | re.M)
+
+
+def _norm(line: str) -> str:
+    return re.sub(r"[\s,.!]+", " ", line).strip().casefold()
+
+
+def _sign_off(prose: str, form: str, request: str) -> str:
+    """The email ends with the user's sign-off: a closing and a name placeholder after it are dropped, an existing
+    closing (with its name lines) is replaced, and an email with none gets it. Prose that is not an email (no
+    greeting, no closing, no placeholder) is left alone."""
+    lines = prose.split("\n")
+    want = _norm(form)
+    signed = [i for i, ln in enumerate(lines) if _norm(ln) == want
+              or (i + 1 < len(lines) and f"{_norm(ln)} {_norm(lines[i + 1])}" == want)]
+    block = form.replace(", ", ",\n", 1) if ", " in form else form
+    if signed:
+        i = signed[-1] + (1 if _norm(lines[signed[-1]]) != want else 0) + 1
+        if all(not ln.strip() or _CLOSING.match(ln) or _NAME_PLACEHOLDER.match(ln) for ln in lines[i:]):
+            # only closings, placeholders and blanks follow the sign-off: they go
+            return "\n".join(lines[:i]).rstrip() + ("\n" if prose.endswith("\n") else "")
+        return prose
+    if not _GREETING.search(prose) and not any(_NAME_PLACEHOLDER.match(ln) for ln in lines):
+        return prose  # not an email
+    tail = [k for k, ln in enumerate(lines) if ln.strip()][-6:]
+    closing = next((k for k in reversed(tail) if _CLOSING.match(lines[k])), None)
+    if closing is None:
+        closing = next((k for k in reversed(tail) if _NAME_PLACEHOLDER.match(lines[k])), None)
+    if closing is not None:
+        end = closing + 1
+        while end < len(lines) and end - closing <= 3 and lines[end].strip() and len(lines[end]) < 40 \
+                and (end == closing + 1 or _NAME_PLACEHOLDER.match(lines[end])):
+            end += 1
+        return "\n".join([*lines[:closing], block, *lines[end:]])
+    return prose.rstrip() + "\n\n" + block + ("\n" if prose.endswith("\n") else "")
+
+
 _CONVERTERS: dict[str, Callable[[str, str, str], str]] = {
-    "clock": _clock, "date": _dates, "temperature": _temperatures, "money": _money,
+    "clock": _clock, "date": _dates, "temperature": _temperatures, "money": _money, "sign_off": _sign_off,
 }
 
 __all__ = ["FormatRule", "apply_rules", "rule_for", "rules_for"]

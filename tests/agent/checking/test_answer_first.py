@@ -489,13 +489,14 @@ async def test_a_request_naming_the_form_wins_over_the_rule(ctx: ToolContext, re
 
 
 async def test_rules_and_the_models_rewrite_share_a_turn(ctx: ToolContext, registry: ToolRegistry) -> None:
-    sign_off = "Sign my emails 'Cheers, Sam'."
-    llm = backend("Sure: the call is at 3 pm.", "Sure: the call is at 3 pm.\n\nCheers, Sam", "yes")
-    result = await answer(llm, ctx, registry, "Write a short email saying the call is at 3 pm.",
-                          preferences=["I use the 24-hour clock.", sign_off])
-    assert result.final_text == "Sure: the call is at 15:00.\n\nCheers, Sam" and result.llm_calls == 3
+    lists = "Put lists on one line, separated by semicolons."
+    llm = backend("Bring:\n- notes\n- laptop\nThe call is at 3 pm.", "Bring: notes; laptop. The call is at 3 pm.",
+                  "yes")
+    result = await answer(llm, ctx, registry, "What should I bring to the call at 3 pm?",
+                          preferences=["I use the 24-hour clock.", lists])
+    assert result.final_text == "Bring: notes; laptop. The call is at 15:00." and result.llm_calls == 3
     rewrite = last_user(llm.requests[1])
-    assert sign_off in rewrite and "24-hour" not in rewrite  # the model is asked only what no rule does
+    assert lists in rewrite and "24-hour" not in rewrite  # the model is asked only what no rule does
     assert result.info.preferences is not None and result.info.preferences.rules == ("clock 24",)
 
 
