@@ -145,6 +145,7 @@ def test_the_boxed_answer_to_a_money_question_is_an_amount(reply: str, request_t
     ("Dear Bob,\n\nBody.\n\nSincerely,\nJohn Smith\n\nWant changes?",
      "Dear Bob,\n\nBody.\n\nCheers,\nSam\n\nWant changes?"),
     ("Hi team,\n\nLunch on Friday?", "Hi team,\n\nLunch on Friday?\n\nCheers,\nSam"),
+    ("Hi,\n\nSee you.\n\nBest regards,\n\n[Your Name]", "Hi,\n\nSee you.\n\nCheers,\nSam"),
     ("The answer is 42.\n\nThanks!", "The answer is 42.\n\nThanks!"),  # not an email
     ("Use:\n```\nHi,\nBest regards,\n[Your Name]\n```", "Use:\n```\nHi,\nBest regards,\n[Your Name]\n```"),
 ])

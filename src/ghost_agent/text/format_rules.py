@@ -332,7 +332,11 @@ def _sign_off(prose: str, form: str, request: str) -> str:
         while end < len(lines) and end - closing <= 3 and lines[end].strip() and len(lines[end]) < 40 \
                 and (end == closing + 1 or _NAME_PLACEHOLDER.match(lines[end])):
             end += 1
-        return "\n".join([*lines[:closing], block, *lines[end:]])
+        rest = lines[end:]
+        while rest and (not rest[0].strip() or _NAME_PLACEHOLDER.match(rest[0])) \
+                and any(_NAME_PLACEHOLDER.match(ln) for ln in rest[:3]):
+            rest = rest[1:]  # "Best regards,\n\n[Your Name]": the placeholder goes with its closing
+        return "\n".join([*lines[:closing], block, *rest])
     return prose.rstrip() + "\n\n" + block + ("\n" if prose.endswith("\n") else "")
 
 
