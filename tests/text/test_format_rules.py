@@ -84,6 +84,12 @@ def test_temperatures_are_converted_not_relabelled(reply: str, expected: str) ->
     assert FormatRule("temperature", "K").apply(reply) == expected
 
 
+def test_a_bare_k_is_kelvin_only_as_a_unit_after_a_space() -> None:
+    rule = FormatRule("temperature", "C")
+    assert rule.apply("It is 300 K.") == "It is 26.85 °C."
+    assert rule.apply("I ran a 5K race; a 10 k salary.") == "I ran a 5K race; a 10 k salary."
+
+
 def test_celsius_and_fahrenheit_targets() -> None:
     assert FormatRule("temperature", "C").apply("Bake at 425°F or 491.48 K.") == "Bake at 218.33 °C."
     assert FormatRule("temperature", "F").apply("Water boils at 100 degrees Celsius.") == "Water boils at 212 °F."

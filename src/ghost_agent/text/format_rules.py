@@ -46,7 +46,7 @@ _NUMBER = r"-?\d+(?:\.\d+)?"
 _TEMPERATURE = re.compile(
     rf"(?<![\w.])(?P<low>{_NUMBER})(?:\s*(?:-|–|to)\s*(?P<high>{_NUMBER}))?\s*"
     r"(?:(?:°\s*|degrees?\s+)?(?P<word>kelvin|celsius|centigrade|fahrenheit)\b|(?:°\s*|degrees?\s+)(?P<letter>[CFK])\b"
-    r"|(?P<k>K)\b)", re.I)
+    r"|(?<=\s)(?P<k>(?-i:K))(?!\w))", re.I)
 _REPEATED = re.compile(r"(?P<a>\d+(?:\.\d+)?(?:-\d+(?:\.\d+)?)? [CFK]|\d+(?:\.\d+)?(?:-\d+(?:\.\d+)?)? °[CF])"
                        r"(?:\s*\((?P=a)\)|\s+or\s+(?P=a)|\s*/\s*(?P=a))")
 _CURRENCIES = {"$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY"}
