@@ -41,7 +41,7 @@ def latency_ms(traj: Trajectory) -> float | None:
     return round(sum(stages), 1) if stages else None
 
 
-def summarize(traj: Trajectory, path: Path) -> JSON:
+def summarize(traj: Trajectory) -> JSON:
     """One row of the turns list."""
     agent, router, usage = _dict(traj.extra.get("agent")), _dict(traj.router), _dict(traj.usage)
     route = router.get("decision")
@@ -65,7 +65,6 @@ def summarize(traj: Trajectory, path: Path) -> JSON:
         "cluster": traj.cluster,
         "request": traj.user_request[:PREVIEW_CHARS],
         "_search": f"{traj.user_request[:SEARCH_CHARS]}\n{traj.final_response[:SEARCH_CHARS]}".casefold(),
-        "_path": str(path),
     }
 
 
@@ -81,6 +80,7 @@ class TurnIndex:
     def __init__(self, collector: TrajectoryCollector) -> None:
         self.collector = collector
         self._files: dict[Path, _FileState] = {}
+        self._where: dict[str, Path] = {}  # trajectory id -> its file, for every indexed turn
         self._lock = threading.Lock()
 
     def _day_rows(self, day: str) -> list[JSON]:
@@ -93,7 +93,8 @@ class TurnIndex:
                 continue
             if size > state.offset:
                 records, state.offset = self.collector.read_from(path, state.offset)
-                state.rows.extend(summarize(t, path) for t in records)
+                state.rows.extend(summarize(t) for t in records)
+                self._where.update((t.id, path) for t in records)
             rows.extend(state.rows)
         return rows
 
@@ -136,21 +137,18 @@ class TurnIndex:
         return sorted(rows, key=lambda r: r["ts"])
 
     def path_of(self, trajectory_id: str) -> Path | None:
-        """The file an indexed turn is in (None: not indexed yet — the caller may look further)."""
+        """The file a turn is in (every day indexed first, incrementally); None when no turn has that id."""
         with self._lock:
-            for state in self._files.values():
-                for row in state.rows:
-                    if row["id"] == trajectory_id:
-                        return Path(row["_path"])
-        return None
+            if trajectory_id not in self._where:
+                for day in self.collector.iter_days():
+                    self._day_rows(day)
+            return self._where.get(trajectory_id)
 
     def find(self, trajectory_id: str) -> Trajectory | None:
         """One turn by id, with its latest correction overlaid."""
         path = self.path_of(trajectory_id)
-        paths = [path] if path is not None else [p for d in reversed(self.collector.iter_days())
-                                                 for p in self.collector.day_files(d)]
-        for candidate in paths:
-            records, _ = self.collector.read_from(candidate, 0)
+        if path is not None:
+            records, _ = self.collector.read_from(path, 0)
             for traj in records:
                 if traj.id == trajectory_id:
                     correction = self.collector.corrections_overlay().get(trajectory_id)
