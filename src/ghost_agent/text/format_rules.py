@@ -1,11 +1,12 @@
-"""Preferences of a known kind, applied by rule: the clock, the date pattern, the temperature unit, the money format.
+"""Preferences of a known kind, applied by rule: the clock, a date pattern, a temperature unit, a money format, a sign-off.
 
 A user's stated preference (`memory/preference.py`) is free text, and for most of them the only way to follow one
 is to ask the model to rewrite its reply (`agent/checking/preferences.py`). A few kinds are common enough, and
 mechanical enough, that a rule does it better than a 1.5B model: measured on the embedded model over the transfer
 suite's date, money, temperature and clock families, the rewrite followed them 4 times in 24 across three runs
-(dates and 24-hour times never), and with the preference in its prompt the draft itself got answers wrong that it got right without it ("Water
-freezes at 0 Kelvin", "three hours after eleven in the morning" → "14:30" after an example that said 14:30).
+(dates and 24-hour times never), and with the preference in its prompt the draft itself got answers wrong that it
+got right without it ("Water freezes at 0 Kelvin", "three hours after eleven in the morning" → "14:30" after an
+example that said 14:30).
 
 `rule_for(preference)` reads one of these kinds out of the user's words ("I use the 24-hour clock, not AM/PM",
 "I write dates as DD/MM/YYYY", "give me temperatures in kelvin", "the currency code after the number, like
