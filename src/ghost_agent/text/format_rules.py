@@ -1,4 +1,4 @@
-"""Preferences of a known kind, applied by rule: the clock, a date pattern, a temperature unit, a money format, a sign-off.
+"""Preferences of a known kind, applied by rule: the clock, dates, temperatures, money and an email sign-off.
 
 A user's stated preference (`memory/preference.py`) is free text, and for most of them the only way to follow one
 is to ask the model to rewrite its reply (`agent/checking/preferences.py`). A few kinds are common enough, and
