@@ -20,8 +20,9 @@ decide (`text/request_kind.py` says which):
   output when they disagree.
 - **the requested form** (`agent/checking/form.py`): an `Answer: <n>` line, only JSON, just the number… — a
   deterministic check, then a deterministic fix or one short model call; the content is never rewritten for form.
-- **the user's stated preferences** (`agent/checking/preferences.py`), when a preference lesson was shown: one rewrite
-  call, kept only when it broke no code block, function or requested form.
+- **the user's stated preferences** (`agent/checking/preference_follow.py`), when a preference lesson was shown: those
+  of a known kind by rule, the others by one rewrite call kept only when it broke nothing, then a check and one
+  repair.
 
 Every later step is best-effort: a backend failure after the draft keeps the best answer so far. Each sandbox
 run is a recorded step (`source` "check"), each model call counts in `llm_calls` and `usage`.
@@ -31,11 +32,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ghost_agent.agent.checking import claims, code_tests, form, preferences
+from ghost_agent.agent.checking import claims, code_tests, form
+from ghost_agent.agent.checking.preference_follow import PreferenceFollower
 from ghost_agent.agent.compat import structured
 from ghost_agent.agent.strategy import (
     CaseTally,
@@ -45,7 +47,6 @@ from ghost_agent.agent.strategy import (
     LoopResult,
     LoopRun,
     ModelCall,
-    PreferencesApplied,
     StrategyContext,
     evidence_of,
     message_of,
@@ -56,7 +57,7 @@ from ghost_agent.llm.base import BackendError, LLMBackend
 from ghost_agent.logging import get_logger
 from ghost_agent.memory.bus import strip_notes_echo
 from ghost_agent.privacy.redact import redact_text
-from ghost_agent.text import dates, format_rules
+from ghost_agent.text import dates
 from ghost_agent.text.inline_data import find_inline_data
 from ghost_agent.text.prompts import load_prompt
 from ghost_agent.text.request_kind import RequestKind
@@ -119,6 +120,7 @@ class AnswerFirst:
         self._reply_max_tokens = config.max_tokens
         self._bounds: JSON = {}
         self._draft_logprobs: Any = None
+        self._preferences = PreferenceFollower(self._text, self._complete, self._reply_bounds, config.rules)
 
     async def run(self, ctx: StrategyContext) -> LoopResult:
         """Draft (with the client's sampling parameters, `ctx.client_body`), check by the request's kind, repair,
@@ -166,7 +168,8 @@ class AnswerFirst:
             final = await self._follow_form(run, final, value, trusted=trusted, day=day)
             if ctx.preferences and self.config.preferences:
                 checked = _checked_answer(computed, value, day, final, run.user_request)
-                final = await self._follow_preferences(run, final, ctx.preferences, checked)
+                final = await self._preferences.follow(
+                    run, final, ctx.preferences, checked, request=_without_form_instructions(run.user_request))
         except BackendError as exc:
             log.warning("answer_first_degraded", status=exc.status, error=one_line(exc.message, 200),
                         llm_calls=run.llm_calls)
@@ -429,54 +432,6 @@ class AnswerFirst:
                 run.info.form_fixed.append(spec.kind)
                 text = fixed
         return text
-
-    async def _follow_preferences(self, run: LoopRun, text: str, wanted: Sequence[str],
-                                  answer: float | dates.CalendarAnswer | None) -> str:
-        """Rewrite the finished reply to follow the user's stated preferences (one call); the rewrite is kept
-        only when `preferences.accept` finds nothing it broke (`answer`: what the turn computed or checked, which
-        it must still state). Then one short call judges whether the reply follows them; when it does not, the
-        rewrite is asked once more, under the same rules. Preferences of a known kind skip the model and are
-        applied last, by rule (`text/format_rules.py`). Recorded in `info.preferences`."""
-        rules, rest = format_rules.rules_for(wanted) if self.config.rules else ([], list(wanted))
-        if rules:
-            final = await self._follow_preferences(run, text, rest, answer) if rest else text
-            ruled = format_rules.apply_rules(final, rules, preferences.request_alone(run.user_request, wanted))
-            run.info.preferences = replace(
-                run.info.preferences or PreferencesApplied(count=0, applied=ruled != final, reason="by rule"),
-                count=len(wanted), rules=tuple(r.describe() for r in rules))
-            log.info("preferences_by_rule", rules=[r.describe() for r in rules], changed=ruled != final)
-            return ruled
-        request = _without_form_instructions(run.user_request)
-        rewrite = preferences.clean_rewrite(await self._text(
-            "preference rewrite", run, preferences.preference_messages(request, text, wanted), temperature=0.0,
-            **self._reply_bounds()))
-        refused = preferences.accept(text, rewrite, run.user_request, wanted, answer)
-        final = text if refused is not None else rewrite
-        run.info.preferences = PreferencesApplied(count=len(wanted), applied=refused is None, reason=refused or "")
-        followed: float | None = None
-        repaired: bool | None = None
-        try:  # the check and its repair are a bonus: a backend failure keeps the reply as it stands
-            followed = await self._judge(run, request, final, wanted)
-            if followed is not None and followed < preferences.FOLLOWED:
-                retry = preferences.clean_rewrite(await self._text(
-                    "preference repair", run,
-                    preferences.preference_messages(request, final, wanted, retry_after=rewrite or final),
-                    temperature=0.0, **self._reply_bounds()))
-                repaired = preferences.accept(text, retry, run.user_request, wanted, answer) is None \
-                    and retry != final
-                final = retry if repaired else final
-        except BackendError as exc:
-            log.warning("preference_check_failed", status=exc.status, error=one_line(exc.message, 200))
-        run.info.preferences = replace(run.info.preferences, followed=followed, repaired=repaired)
-        log.info("preferences_applied", applied=refused is None, reason=refused or "", count=len(wanted),
-                 followed=followed, repaired=repaired)
-        return final
-
-    async def _judge(self, run: LoopRun, request: str, reply: str, wanted: Sequence[str]) -> float | None:
-        """P(the reply follows the preferences): one token, yes or no, read through its logprobs."""
-        body: JSON = {"messages": preferences.judge_messages(request, reply, wanted), "max_tokens": 1,
-                      "temperature": 0.0, "logprobs": True, "top_logprobs": 5, "stream": False}
-        return preferences.p_yes(await self._complete("preference check", run, body))
 
     # ------------------------------------------------------------------------------------- primitives
 
