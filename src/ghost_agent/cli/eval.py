@@ -260,10 +260,7 @@ def _remember(settings: Settings, command: str, result: SuiteResult, err: IO[str
 
     meta = result.metadata
     record = {"ts": datetime.now(timezone.utc).isoformat(timespec="seconds"), "command": command,
-              "suite": result.suite, "pass_rate": round(result.pass_rate, 6),
-              "passed": sum(o.passed for o in result.outcomes), "total": len(result.outcomes),
-              "clusters": {c: round(r, 6) for c, r in result.cluster_pass_rates().items()},
-              "runner": meta.get("runner"), "model": meta.get("model"),
+              **result.summary(), "runner": meta.get("runner"), "model": meta.get("model"),
               "baseline_pass_rate": None if baseline is None else round(baseline.pass_rate, 6),
               "regressed": regressed}
     try:

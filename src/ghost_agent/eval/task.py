@@ -97,15 +97,21 @@ class SuiteResult:
             by.setdefault(o.cluster, []).append(o.passed)
         return {c: sum(v) / len(v) for c, v in sorted(by.items())}
 
-    def to_dict(self) -> JSON:
-        """The schema-tagged JSON document `freeze` writes."""
+    def summary(self) -> JSON:
+        """The headline figures: suite, pass rate, passed, total, pass rate per cluster."""
         return {
-            "schema": RESULT_SCHEMA,
             "suite": self.suite,
             "pass_rate": round(self.pass_rate, 6),
             "passed": sum(o.passed for o in self.outcomes),
             "total": len(self.outcomes),
             "clusters": {c: round(r, 6) for c, r in self.cluster_pass_rates().items()},
+        }
+
+    def to_dict(self) -> JSON:
+        """The schema-tagged JSON document `freeze` writes."""
+        return {
+            "schema": RESULT_SCHEMA,
+            **self.summary(),
             "metadata": self.metadata,
             "outcomes": [o.to_dict() for o in self.outcomes],
         }
