@@ -22,20 +22,16 @@ from ghost_agent.server.chat.protocol import (
 )
 from ghost_agent.server.errors import ApiError
 from ghost_agent.server.openapi import error_responses
-from ghost_agent.server.state import AppContext
+from ghost_agent.server.state import AppContext, app_context
 
 router = APIRouter()
 
-
-def _ctx(request: Request) -> AppContext:
-    ctx: AppContext = request.app.state.ctx
-    return ctx
 
 
 @router.get("/v1/models", response_model=ModelList, responses=error_responses(401))
 async def list_models(request: Request) -> ModelList:
     """The model names clients may send: the advertised one (an alias or `--model`), or what the upstream serves."""
-    ctx = _ctx(request)
+    ctx = app_context(request)
     created = int(ctx.started_at)
     return ModelList(data=[ModelCard(id=n, created=created, owned_by="ghost-agent") for n in await _model_ids(ctx)])
 
@@ -43,7 +39,7 @@ async def list_models(request: Request) -> ModelList:
 @router.get("/v1/models/{model_id:path}", response_model=ModelCard, responses=error_responses(401, 404))
 async def retrieve_model(model_id: str, request: Request) -> ModelCard:
     """One model of `/v1/models` (ids may contain `/`); 404 `model_not_found` for any other name."""
-    ctx = _ctx(request)
+    ctx = app_context(request)
     if model_id not in await _model_ids(ctx):
         raise ApiError(
             404, f"the model {model_id!r} does not exist here; GET /v1/models lists the ones this daemon serves",
@@ -63,7 +59,7 @@ async def _model_ids(ctx: AppContext) -> list[str]:
 async def health(request: Request) -> Health:
     """Liveness for load balancers and probes, open without auth: status, version and which parts are degraded,
     nothing else (no URLs, paths or model facts: those are `GET /v1/ghost/health`, behind the api key)."""
-    ctx = _ctx(request)
+    ctx = app_context(request)
     backend = await _backend_status(ctx)
     status, degraded = _overall(ctx, backend)
     return Health(status=status, version=__version__, degraded=degraded)
@@ -75,7 +71,7 @@ async def health_detail(request: Request) -> HealthDetail:
     set, which the daemon allows only on a loopback bind unless --insecure-no-auth): the backend with its URL's
     credentials redacted, the served model, uptime, the learned models and the sandbox (mounts, cgroup and host
     paths, probes, and any warning such as code running unisolated or its packages out of reach)."""
-    ctx = _ctx(request)
+    ctx = app_context(request)
     backend = await _backend_status(ctx)
     status, degraded = _overall(ctx, backend)
     backend.detail = redact_url(backend.detail)
@@ -150,4 +146,4 @@ def sandbox_status(ctx: AppContext) -> dict[str, Any]:
 )
 async def metrics(request: Request) -> Response:
     """Prometheus text exposition."""
-    return Response(_ctx(request).metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
+    return Response(app_context(request).metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")

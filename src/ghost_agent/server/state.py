@@ -185,3 +185,9 @@ class AppContext:
             task.cancel()
         if pending:
             await asyncio.gather(*pending, return_exceptions=True)
+
+
+def app_context(request: Any) -> AppContext:
+    """The AppContext `build_app` attached to the app a request (a Starlette `Request`) came to."""
+    ctx: AppContext = request.app.state.ctx
+    return ctx

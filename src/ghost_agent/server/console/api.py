@@ -22,7 +22,7 @@ from ghost_agent.jsonsafe import JSON
 from ghost_agent.memory.store import SkillMemory
 from ghost_agent.server.errors import ApiError
 from ghost_agent.server.openapi import error_responses
-from ghost_agent.server.state import AppContext
+from ghost_agent.server.state import AppContext, app_context
 from ghost_agent.server.status import live_model_status
 from ghost_agent.server.turn_index import turn_detail
 from ghost_agent.skills_auto.promote import promote, reject
@@ -34,10 +34,6 @@ LessonAction = Literal["pin", "unpin", "archive", "unarchive", "retract"]
 SkillAction = Literal["promote", "reject"]
 LESSON_STATUSES = ("active", "pinned", "archived", "retracted")
 
-
-def _ctx(request: Request) -> AppContext:
-    ctx: AppContext = request.app.state.ctx
-    return ctx
 
 
 def _memory(ctx: AppContext) -> SkillMemory:
@@ -68,7 +64,7 @@ async def now(request: Request) -> JSON:
     """Backend and model, sandbox isolation, uptime, requests and tokens per minute over the last five minutes,
     tokens/s and latency of the last replies, requests in flight, the learned models with their held-out
     figures, and the cached counts (`counts` null until the first computation, which starts in the background)."""
-    ctx = _ctx(request)
+    ctx = app_context(request)
     watchdog = ctx.watchdog
     counts = None
     if watchdog is not None:
@@ -107,7 +103,7 @@ async def turns(
     outcome: str | None = Query(None, description="passed, failed, unknown."),
 ) -> JSON:
     """Each turn: outcome, route and strategy, latency, model calls, tokens, tools used, the request's start."""
-    index = _ctx(request).turn_index()
+    index = app_context(request).turn_index()
     items, cursor = await asyncio.to_thread(index.page, limit=limit, before=before, query=q, source=source,
                                             outcome=outcome)
     return {"items": items, "next": cursor}
@@ -118,7 +114,7 @@ async def turns(
 async def turn(request: Request, trajectory_id: str) -> JSON:
     """The request and reply, the stages and the strategy's steps with their times, what it was shown (lessons,
     demonstrations, worked examples) and the correction it got, if any."""
-    found = await asyncio.to_thread(_ctx(request).turn_index().find, trajectory_id[:64])
+    found = await asyncio.to_thread(app_context(request).turn_index().find, trajectory_id[:64])
     if found is None:
         raise ApiError(404, f"no turn {trajectory_id[:64]!r} in this home", code="not_found")
     return turn_detail(found)
@@ -151,7 +147,7 @@ async def lessons(
 ) -> JSON:
     """Each lesson: its text, where it came from (source, the turn that wrote it, the session), when, how often
     it was shown, and its status (active, pinned, archived, retracted, with the reason)."""
-    memory = _memory(_ctx(request))
+    memory = _memory(app_context(request))
     return await asyncio.to_thread(_lessons_page, memory, status, q, offset, limit)
 
 
@@ -160,7 +156,7 @@ async def lessons(
 async def lesson_action(request: Request, lesson_id: str, action: LessonAction) -> JSON:
     """The lesson after the action."""
     same_origin_only(request)
-    memory = _memory(_ctx(request))
+    memory = _memory(app_context(request))
 
     def act() -> Any:
         done = {"pin": lambda: memory.pin(lesson_id, True), "unpin": lambda: memory.pin(lesson_id, False),
@@ -188,7 +184,7 @@ def _skill_store(ctx: AppContext) -> SkillStore:
 async def skills(request: Request, status: Literal["candidate", "promoted", "rejected"] | None = None,
                  limit: int = Query(100, ge=1, le=500)) -> JSON:
     """Each candidate: its tool sequence, support, sample requests, status."""
-    ctx = _ctx(request)
+    ctx = app_context(request)
 
     def read() -> JSON:
         store = _skill_store(ctx)
@@ -206,7 +202,7 @@ async def skills(request: Request, status: Literal["candidate", "promoted", "rej
 async def skill_action(request: Request, candidate_id: str, action: SkillAction) -> JSON:
     """The candidate after the decision (promoting writes its pinned lesson)."""
     same_origin_only(request)
-    ctx = _ctx(request)
+    ctx = app_context(request)
     memory = _memory(ctx)
 
     def act() -> JSON | None:
@@ -234,7 +230,7 @@ async def watchdog_runs(request: Request, limit: int = Query(200, ge=1, le=2000)
                         phase: str | None = Query(None, max_length=64)) -> JSON:
     """Each run: phase, start and end (UTC), status (ok, skipped, yielded, failed, cancelled), reason, figures;
     with the phase table as it stands now (next eligible time, why it did not run at the last tick)."""
-    ctx = _ctx(request)
+    ctx = app_context(request)
     watchdog = ctx.watchdog
     if watchdog is None or watchdog.run_log is None:
         return {"items": [], "phases": [], "corrupt": 0, "enabled": False}

@@ -18,7 +18,7 @@ from fastapi import APIRouter, Query, Request
 from ghost_agent.jsonsafe import JSON
 from ghost_agent.selfplay.stats import cluster_stats
 from ghost_agent.server.openapi import error_responses
-from ghost_agent.server.state import AppContext
+from ghost_agent.server.state import app_context
 from ghost_agent.server.status import live_model_status
 from ghost_agent.server.turn_index import per_day
 from ghost_agent.watchdog.run_log import History
@@ -26,17 +26,13 @@ from ghost_agent.watchdog.run_log import History
 router = APIRouter()
 
 
-def _ctx(request: Request) -> AppContext:
-    ctx: AppContext = request.app.state.ctx
-    return ctx
-
 
 @router.get("/v1/ghost/selfplay", summary="Self-play per cluster: pass rates over time, frontier weights, the bank",
             responses=error_responses(401))
 async def selfplay(request: Request) -> JSON:
     """`clusters`: one row per practice cluster; `history`: {cluster: {day: {passed, failed, unknown}}};
     `bank`: the experience bank's figures (null when it is not open)."""
-    ctx = _ctx(request)
+    ctx = app_context(request)
 
     def read() -> JSON:
         rows = ctx.turn_index().all_rows(source="self_play")
@@ -53,7 +49,7 @@ async def models(request: Request, limit: int = Query(100, ge=1, le=1000)) -> JS
     """`live`: the PRM and the router as `/v1/ghost/status` shows them (their gate holds the held-out figures and
     `calibration`); `retrains`: the newest `limit` retrain verdicts, oldest first; `router_days`:
     {day: {fast, agent, …}} over chat turns."""
-    ctx = _ctx(request)
+    ctx = app_context(request)
 
     def read() -> JSON:
         rows = ctx.turn_index().all_rows(source="chat")
@@ -73,7 +69,7 @@ async def evals(request: Request, limit: int = Query(200, ge=1, le=2000)) -> JSO
     """`runs`: the newest `limit` `ghost-agent eval freeze|compare` runs, oldest first (suite, pass rate, per
     cluster, the baseline's rate and whether it regressed); `baselines`: the frozen results in
     `system/eval/*.json` (suite, pass rate, clusters, when and how they were made)."""
-    ctx = _ctx(request)
+    ctx = app_context(request)
 
     def read() -> JSON:
         baselines: list[JSON] = []

@@ -21,7 +21,7 @@ from importlib import resources
 from fastapi import APIRouter, Request, Response
 
 from ghost_agent.server.errors import ApiError
-from ghost_agent.server.state import AppContext
+from ghost_agent.server.state import app_context
 
 router = APIRouter()
 
@@ -55,7 +55,7 @@ def _loopback(request: Request) -> bool:
 
 
 def _serve(request: Request, name: str) -> Response:
-    ctx: AppContext = request.app.state.ctx
+    ctx = app_context(request)
     if not ctx.settings.server.api_key and not _loopback(request):
         raise ApiError(403, "the status page is served off this machine only when the daemon has an api key "
                        "(--api-key); without one it is open to loopback clients only", code="ui_needs_api_key")
