@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from ghost_agent.jsonsafe import JSON
+from ghost_agent.llm import wire
 from ghost_agent.logging import get_logger
 from ghost_agent.text.dates import CalendarAnswer
 from ghost_agent.text.request_kind import RequestKind
@@ -235,10 +236,8 @@ class ModelCall:
 
     @classmethod
     def of(cls, purpose: str, ms: float, usage: Any) -> ModelCall:
-        counts = usage if isinstance(usage, Mapping) else {}
-        prompt, completion = counts.get("prompt_tokens"), counts.get("completion_tokens")
-        return cls(purpose, round(ms, 1), prompt if isinstance(prompt, int) else None,
-                   completion if isinstance(completion, int) else None)
+        return cls(purpose, round(ms, 1), wire.token_count(usage, "prompt_tokens"),
+                   wire.token_count(usage, "completion_tokens"))
 
     def to_json(self) -> JSON:
         return {"purpose": self.purpose, "ms": self.ms, "prompt_tokens": self.prompt_tokens,
@@ -355,12 +354,8 @@ class LoopRun:
 
     def add_usage(self, usage: Any) -> None:
         """Add a response's `usage` (missing or non-integer counts are skipped)."""
-        if not isinstance(usage, Mapping):
-            return
         for key in USAGE_KEYS:
-            value = usage.get(key)
-            if isinstance(value, int) and not isinstance(value, bool):
-                self.usage[key] += value
+            self.usage[key] += wire.token_count(usage, key) or 0
 
     async def emit(self, kind: str, step: Step | None, text: str) -> None:
         """Await `on_event`; its exceptions are logged and swallowed (a broken client stream must not end

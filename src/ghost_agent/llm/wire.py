@@ -25,6 +25,13 @@ def usage(prompt_tokens: int, completion_tokens: int) -> JSON:
     }
 
 
+def token_count(usage: Any, key: str) -> int | None:
+    """The integer count `key` ("prompt_tokens", …) of a response's `usage`; None when usage is not a mapping or the
+    count is missing or not an integer."""
+    value = usage.get(key) if isinstance(usage, Mapping) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def completion(
     *,
     model: str,

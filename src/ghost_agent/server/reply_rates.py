@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ghost_agent.jsonsafe import JSON
+from ghost_agent.llm import wire
 
 CAPACITY = 2048
 WINDOW_S = 300.0
@@ -47,19 +48,14 @@ class RecentReplies:
         self._clock = clock
 
     def note(self, *, ms: float, ttft_ms: float | None, usage: object, path: str) -> None:
-        counts = usage if isinstance(usage, dict) else {}
-        prompt, completion = counts.get("prompt_tokens"), counts.get("completion_tokens")
-        reply = Reply(self._now(), ms, ttft_ms, prompt if isinstance(prompt, int) else 0,
-                      completion if isinstance(completion, int) else 0, path)
+        reply = Reply(self._clock(), ms, ttft_ms, wire.token_count(usage, "prompt_tokens") or 0,
+                      wire.token_count(usage, "completion_tokens") or 0, path)
         with self._lock:
             self._ring.append(reply)
 
-    def _now(self) -> float:
-        return self._clock()
-
     def figures(self) -> JSON:
         """Requests and tokens per minute over the window, and the last replies' tokens/s and latency."""
-        now = self._now()
+        now = self._clock()
         with self._lock:
             replies = list(self._ring)
         recent = [r for r in replies if now - r.at <= WINDOW_S]

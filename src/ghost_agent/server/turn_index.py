@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ghost_agent.jsonsafe import JSON
+from ghost_agent.llm import wire
 from ghost_agent.trajectories.collector import TrajectoryCollector
 from ghost_agent.trajectories.record import Outcome, Trajectory
 
@@ -43,7 +44,7 @@ def latency_ms(traj: Trajectory) -> float | None:
 
 def summarize(traj: Trajectory) -> JSON:
     """One row of the turns list."""
-    agent, router, usage = _dict(traj.extra.get("agent")), _dict(traj.router), _dict(traj.usage)
+    agent, router = _dict(traj.extra.get("agent")), _dict(traj.router)
     route = router.get("decision")
     calls = agent.get("llm_calls")
     return {
@@ -57,9 +58,8 @@ def summarize(traj: Trajectory) -> JSON:
         "strategy": agent.get("strategy") if isinstance(agent.get("strategy"), str) else None,
         "latency_ms": latency_ms(traj),
         "llm_calls": calls if isinstance(calls, int) else (1 if route == "fast" else None),
-        "prompt_tokens": usage.get("prompt_tokens") if isinstance(usage.get("prompt_tokens"), int) else None,
-        "completion_tokens": usage.get("completion_tokens")
-        if isinstance(usage.get("completion_tokens"), int) else None,
+        "prompt_tokens": wire.token_count(traj.usage, "prompt_tokens"),
+        "completion_tokens": wire.token_count(traj.usage, "completion_tokens"),
         "tools": sorted({s.tool_name for s in traj.steps if s.tool_name}),
         "lessons_shown": len(traj.extra.get("lessons_shown") or ()),
         "cluster": traj.cluster,
