@@ -253,13 +253,11 @@ def _remember(settings: Settings, command: str, result: SuiteResult, err: IO[str
               baseline: SuiteResult | None = None, regressed: bool | None = None) -> None:
     """One line of the eval history (`$GHOST_HOME/system/eval/history.jsonl`): what the status page plots. A
     history that cannot be written costs the line, never the run."""
-    from datetime import datetime, timezone
-
     from ghost_agent.home import GhostHome
-    from ghost_agent.watchdog.run_log import History
+    from ghost_agent.watchdog.run_log import History, iso
 
     meta = result.metadata
-    record = {"ts": datetime.now(timezone.utc).isoformat(timespec="seconds"), "command": command,
+    record = {"ts": iso(time.time()), "command": command,
               **result.summary(), "runner": meta.get("runner"), "model": meta.get("model"),
               "baseline_pass_rate": None if baseline is None else round(baseline.pass_rate, 6),
               "regressed": regressed}

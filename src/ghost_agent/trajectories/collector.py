@@ -221,7 +221,7 @@ class TrajectoryCollector:
         with self._names_lock:
             names = self._day_names.get(day)
             if names is None:
-                names = self._day_names[day] = {p.name for p in self._day_files(day) if p.name != OVERFLOW_FILE}
+                names = self._day_names[day] = {p.name for p in self.day_files(day) if p.name != OVERFLOW_FILE}
                 for old in sorted(self._day_names)[:-_DAYS_TRACKED]:
                     del self._day_names[old]
             if path.name in names:
@@ -314,10 +314,6 @@ class TrajectoryCollector:
         ]
         return sorted(days)
 
-    def day_files(self, day: str) -> list[Path]:
-        """The session files of one day directory, by name."""
-        return self._day_files(day)
-
     def corrections_overlay(self) -> dict[str, JSON]:
         """The latest correction of each corrected trajectory, by id (the sidecar, reloaded when it changed)."""
         return self._sidecar.overlay()
@@ -335,7 +331,8 @@ class TrajectoryCollector:
         records = [t for line in data[:end].splitlines() if line.strip() and (t := _parse_line(line)) is not None]
         return records, offset + end
 
-    def _day_files(self, day: str) -> list[Path]:
+    def day_files(self, day: str) -> list[Path]:
+        """The session files of one day directory, by name."""
         directory = self.root / day
         try:
             with os.scandir(directory) as it:
@@ -408,7 +405,7 @@ class TrajectoryCollector:
         edges = {bounds.first_day, bounds.last_day}
         for day in self._days(bounds):
             check_ts = day in edges
-            for path in self._day_files(day):
+            for path in self.day_files(day):
                 for traj in self._scan_file(path):
                     if want_source is not None and traj.source != want_source:
                         continue
@@ -437,7 +434,7 @@ class TrajectoryCollector:
         needle = orjson.dumps(trajectory_id)
         found: Trajectory | None = None
         for day in reversed(self._days(_Bounds(None, None, False))):
-            for path in self._day_files(day):
+            for path in self.day_files(day):
                 try:
                     with self._open_for_read(path) as fh:
                         for line in fh:

@@ -50,19 +50,16 @@ class CountsCache:
     @property
     def stale(self) -> bool:
         """Whether the next `get` recomputes (never computed, or older than `ttl_s`)."""
-        return self._stale()
-
-    def _stale(self) -> bool:
         return self._at is None or self.clock.monotonic() - self._at >= self.ttl_s
 
     async def get(self, *, refresh: bool = False) -> JSON:
         """The counts: cached unless stale or `refresh`; concurrent callers share one computation."""
-        if not refresh and not self._stale() and self._snapshot is not None:
+        if not refresh and not self.stale and self._snapshot is not None:
             return self._snapshot
         if self._lock is None:
             self._lock = asyncio.Lock()
         async with self._lock:
-            if not refresh and not self._stale() and self._snapshot is not None:
+            if not refresh and not self.stale and self._snapshot is not None:
                 return self._snapshot  # another caller computed it while we waited
             return await self.refresh()
 
