@@ -26,7 +26,6 @@ from ghost_agent.llm import wire
 from ghost_agent.logging import get_logger
 from ghost_agent.memory.bus import build_lessons_block, lesson_refs
 from ghost_agent.memory.demonstrations import build_demonstrations_block
-from ghost_agent.memory.lessons import ScoredLesson
 from ghost_agent.memory.preference import LESSON_SOURCE as PREFERENCE_SOURCE
 from ghost_agent.memory.preference import preference_text
 from ghost_agent.memory.sanitize import neutralize
@@ -64,28 +63,28 @@ class MemoryStage:
         # only what fit in the bounded block counts as shown (credit and blame go to what the model saw)
         turn.state.memory_block = block.text
         turn.state.lessons_shown = lesson_refs(shown)
-        ruled = [s for s in shown if self._by_rule(s)]
-        if ruled:  # the answer-first draft's notes leave them out (`TurnState.notes_for`)
-            turn.state.memory_block_by_rule = build_lessons_block([s for s in shown if s not in ruled]).text
-        preferences = [text for s in shown if s.lesson.source == PREFERENCE_SOURCE
-                       and (text := preference_text(neutralize(s.lesson.solution)))]
+        # the user's own words of each preference lesson shown; those a rule applies are left out of the
+        # answer-first draft's notes (`TurnState.notes_for`) and get no demonstrations
+        stated = {s.lesson.id: text for s in shown if s.lesson.source == PREFERENCE_SOURCE
+                  and (text := preference_text(neutralize(s.lesson.solution)))}
+        ruled = {i for i, text in stated.items() if self._by_rule(text)}
+        if ruled:
+            turn.state.memory_block_by_rule = build_lessons_block([s for s in shown if s.lesson.id not in ruled]).text
+        preferences = list(stated.values())
         if preferences:  # after any the correction stage found in this very message
             turn.state.preferences = list(dict.fromkeys([*turn.state.preferences, *preferences]))
             await self._demonstrations(turn, [s.lesson.id for s in shown
-                                              if s.lesson.source == PREFERENCE_SOURCE and s not in ruled])
+                                              if s.lesson.source == PREFERENCE_SOURCE and s.lesson.id not in ruled])
         log.info("lessons_shown", request_id=turn.request_id, ids=[s.lesson.id for s in shown],
                  preferences=len(preferences), by_rule=len(ruled))
 
-    def _by_rule(self, scored: ScoredLesson) -> bool:
-        """A preference lesson of a kind the answer-first turn applies by rule after the draft
-        (`text/format_rules.py`): kept out of that draft's notes, so it answers as it would without the lesson
-        (with "temperatures in kelvin" in its notes the 1.5B wrote "Water freezes at 0 Kelvin"), and the rule
-        converts the answer it gives. Such a lesson gets no demonstrations (a demonstration's "14:30" was copied
-        into the answer to another question); the fast path, which applies no rule, sees it in its notes."""
-        if scored.lesson.source != PREFERENCE_SOURCE or not self.services.settings.agent.preference_rules:
-            return False
-        text = preference_text(neutralize(scored.lesson.solution))
-        return text is not None and rule_for(text) is not None
+    def _by_rule(self, preference: str) -> bool:
+        """A preference of a kind the answer-first turn applies by rule after the draft (`text/format_rules.py`):
+        kept out of that draft's notes, so it answers as it would without the lesson (with "temperatures in
+        kelvin" in its notes the 1.5B wrote "Water freezes at 0 Kelvin"), and the rule converts the answer it
+        gives. Such a lesson gets no demonstrations (a demonstration's "14:30" was copied into the answer to
+        another question); the fast path, which applies no rule, sees it in its notes."""
+        return self.services.settings.agent.preference_rules and rule_for(preference) is not None
 
     async def _demonstrations(self, turn: Turn, lesson_ids: list[str]) -> None:
         """The shown preference lessons' demonstrations, as a block next to the notes (none when switched off)."""
