@@ -1,4 +1,5 @@
-"""Crash-safe file replacement: readers see the old file or the new one, never a torn mix."""
+"""Crash-safe file writes: a replacement readers see whole or not at all, and one-line appends to a JSON-lines
+file that a torn last line cannot swallow."""
 
 from __future__ import annotations
 
@@ -29,6 +30,21 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             pass
         raise
     fsync_dir(path.parent)
+
+
+def append_line(path: Path, line: bytes) -> int:
+    """Append one whole line (`line` ends with a newline) with one `write` on an `O_APPEND` descriptor (file mode
+    0600); when the file's last byte is not a newline (a crash mid-append tore the last line) a newline goes first,
+    so the torn line cannot swallow this one. Returns the file's size after. The caller serialises appends."""
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            line = b"\n" + line
+        os.write(fd, line)
+        return size + len(line)
+    finally:
+        os.close(fd)
 
 
 def fsync_dir(directory: Path) -> None:

@@ -38,3 +38,12 @@ def test_a_corrupt_line_is_skipped_and_counted(tmp_path: Path) -> None:
     log.append(phase="q", key="q", started=3, ended=4, status="failed", detail="x", data={})
     assert [r["phase"] for r in log.runs()] == ["p", "q"] and log.corrupt == 2
     assert PhaseRunLog(tmp_path / "absent.jsonl").runs() == []
+
+
+def test_a_torn_last_line_does_not_swallow_the_next_run(tmp_path: Path) -> None:
+    log = PhaseRunLog(tmp_path / "runs.jsonl")
+    log.append(phase="p", key="p", started=1, ended=2, status="ok", detail="", data={})
+    with log.path.open("ab") as fh:
+        fh.write(b'{"phase": "torn", "st')  # a crash mid-append
+    log.append(phase="q", key="q", started=3, ended=4, status="ok", detail="", data={})
+    assert [r["phase"] for r in log.runs()] == ["p", "q"] and log.corrupt == 1

@@ -13,7 +13,6 @@ The file is bounded: `compact` keeps the newest `keep` entries (an atomic rewrit
 
 from __future__ import annotations
 
-import os
 import re
 import threading
 from collections import deque
@@ -23,7 +22,7 @@ from typing import Any
 
 import orjson
 
-from ghost_agent.atomic import atomic_write_bytes
+from ghost_agent.atomic import append_line, atomic_write_bytes
 from ghost_agent.jsonsafe import JSON
 from ghost_agent.memory.sanitize import clean_label
 from ghost_agent.trajectories.record import utc_now_iso
@@ -95,14 +94,7 @@ class Diary:
         line = orjson.dumps(entry.to_dict(), option=orjson.OPT_APPEND_NEWLINE)
         with self._lock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
-            try:
-                size = os.fstat(fd).st_size
-                if size and os.pread(fd, 1, size - 1) != b"\n":
-                    line = b"\n" + line  # a torn last line (a crash mid-append) must not swallow this one
-                os.write(fd, line)
-            finally:
-                os.close(fd)
+            append_line(self.path, line)
         return entry
 
     def read(self, last: int | None = None) -> list[DiaryEntry]:

@@ -5,13 +5,12 @@ while I was away?" needs every run since. `PhaseRunLog`: each run — ok, skippe
 learn from), yielded to a user, failed, cancelled — is appended to `system/watchdog/runs.jsonl` with its
 wall-clock start and end, status, reason and the scalar figures it returned. `History` is the same file shape for
 any other record (the retrain phase's gate verdicts, `system/watchdog/retrains.jsonl`). Files are bounded: past
-`max_bytes` one keeps its newer half. A line that does not parse is skipped when read (counted in `corrupt`),
-never fatal.
+`max_bytes` one keeps its newer half. Appends go through `atomic.append_line` (one write; a torn last line
+cannot swallow the next); a line that does not parse is skipped when read (counted in `corrupt`), never fatal.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -22,7 +21,7 @@ from typing import Any
 
 import orjson
 
-from ghost_agent.atomic import atomic_write_bytes
+from ghost_agent.atomic import append_line, atomic_write_bytes
 from ghost_agent.jsonsafe import JSON
 
 MAX_BYTES = 1 << 20
@@ -47,13 +46,7 @@ class History:
         line = orjson.dumps(record, default=str) + b"\n"
         with self._lock:
             self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-            try:
-                os.write(fd, line)
-                size = os.fstat(fd).st_size
-            finally:
-                os.close(fd)
-            if size > self.max_bytes:
+            if append_line(self.path, line) > self.max_bytes:
                 data = self.path.read_bytes()
                 keep = data[len(data) // 2:]
                 atomic_write_bytes(self.path, keep[keep.find(b"\n") + 1:])
