@@ -5,9 +5,10 @@ test. Screenshots go to each test's tmp dir."""
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -95,6 +96,24 @@ def page(browser: Any, seeded: tuple[Settings, Seeded], tmp_path: Path) -> Itera
         assert page.errors() == []
 
 
+@contextlib.contextmanager
+def page_on(browser: Any, tmp_path: Path, *seeders: Callable[[Settings], Any]) -> Iterator[Page]:
+    """The browser on a daemon whose home `seeders` filled (none: a fresh home); no page error may be left."""
+    settings = make_settings(tmp_path, watchdog=False)
+    for fill in seeders:
+        fill(settings)
+    with daemon_on_port(settings, ScriptedBackend(model="m")) as base:
+        browser.get_log("browser")  # drop what an earlier test left
+        page = Page(browser, base, tmp_path)
+        yield page
+        assert page.errors() == []
+
+
+def plotted_lines(main: Any) -> dict[str, Any]:
+    """The line plots' series by name."""
+    return {g.get_attribute("data-name"): g for g in main.find_elements("css selector", "svg.lines g.line")}
+
+
 def test_now_shows_the_daemon_and_plots_the_last_replies(page: Page) -> None:
     httpx.post(page.base + "/v1/chat/completions", timeout=10,
                json={"model": "m", "messages": [{"role": "user", "content": "hi"}]}).raise_for_status()
@@ -165,14 +184,11 @@ def test_the_watchdog_timeline_plots_every_run(page: Page) -> None:
 
 
 def test_a_fresh_home_says_so_in_every_section(browser: Any, tmp_path: Path) -> None:
-    with daemon_on_port(make_settings(tmp_path, watchdog=False), ScriptedBackend(model="m")) as base:
-        browser.get_log("browser")
-        page = Page(browser, base, tmp_path)
+    with page_on(browser, tmp_path) as page:
         for section, says in (("now", "No replies since the daemon started."), ("turns", "No turns recorded yet."),
                               ("learning", "No lessons yet"), ("watchdog", "No phase has run yet")):
             assert says in page.open(section).text
         page.shot("fresh")
-        assert page.errors() == []
 
 
 def test_the_key_is_asked_once_and_never_put_in_a_url(browser: Any, tmp_path: Path) -> None:
@@ -202,42 +218,28 @@ def test_the_key_is_asked_once_and_never_put_in_a_url(browser: Any, tmp_path: Pa
 
 
 def test_selfplay_and_models_plot_rates_auc_and_calibration(browser: Any, tmp_path: Path) -> None:
-    settings = make_settings(tmp_path, watchdog=False)
-    seed(settings)
-    seed_learning(settings)
-    with daemon_on_port(settings, ScriptedBackend(model="m")) as base:
-        browser.get_log("browser")
-        page = Page(browser, base, tmp_path)
+    with page_on(browser, tmp_path, seed, seed_learning) as page:
         main = page.open("models")
         page.shot("models")
-        lines = {g.get_attribute("data-name"): g for g in main.find_elements("css selector", "svg.lines g.line")}
+        lines = plotted_lines(main)
         assert {"algo", "text", "prm candidate", "prm live (or 0.5)", "share sent to the agent"} <= set(lines)
         assert len(lines["algo"].find_elements("css selector", "circle")) == 2
         assert len(main.find_elements("css selector", "svg.calibration circle.bin")) == 2
         assert len(main.find_elements("css selector", "#retrains tr.retrain")) == 2
-        assert page.errors() == []
 
 
 def test_an_empty_models_section_explains_itself(browser: Any, tmp_path: Path) -> None:
-    with daemon_on_port(make_settings(tmp_path, watchdog=False), ScriptedBackend(model="m")) as base:
-        browser.get_log("browser")
-        page = Page(browser, base, tmp_path)
+    with page_on(browser, tmp_path) as page:
         text = page.open("models").text
         assert "No self-play yet" in text and "No retrain yet" in text and "No chat turns yet" in text
-        assert page.errors() == []
 
 
 def test_the_eval_history_is_plotted_per_suite(browser: Any, tmp_path: Path) -> None:
-    settings = make_settings(tmp_path, watchdog=False)
-    seed_evals(settings)
-    with daemon_on_port(settings, ScriptedBackend(model="m")) as base:
-        browser.get_log("browser")
-        page = Page(browser, base, tmp_path)
+    with page_on(browser, tmp_path, seed_evals) as page:
         main = page.open("eval")
         page.shot("eval")
-        lines = {g.get_attribute("data-name"): g for g in main.find_elements("css selector", "svg.lines g.line")}
+        lines = plotted_lines(main)
         assert set(lines) == {"default", "everyday"}
         assert len(lines["default"].find_elements("css selector", "circle")) == 2
         assert len(main.find_elements("css selector", "#evals tr.eval-run")) == 3
         assert "unreadable" in main.find_element("id", "baselines").text
-        assert page.errors() == []
